@@ -1,0 +1,67 @@
+# perf-sample-ext: a perf_events patch series for Linux 6.12 LTS.
+# Each target is a thin wrapper around a script in scripts/.
+
+ARCH ?= x86_64
+S := scripts
+
+.PHONY: check demo bench deps tree assemble export series roundtrip \
+	kernel perf selftests build vm test clean help
+
+help:
+	@echo "make check       build everything, boot both guests, run every test"
+	@echo "make demo        boot the x86_64 guest and show the series at work"
+	@echo "make bench       benchmarks in both guests -> build/bench/results.tsv"
+	@echo "make series      git-am-able series with cover letter -> build/series/"
+	@echo "make assemble    apply the series to build/linux (branch 'series')"
+	@echo "make export      write build/linux's commits back to patches/ and the overlays"
+	@echo "make roundtrip   assemble + export must change no byte"
+	@echo "make build       kernel, perf and kselftests for ARCH=$(ARCH)"
+	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
+	@echo "make vm ARCH=x86_64 CMD='perf list'  run one command in a guest"
+
+check:
+	$S/check.sh
+
+demo:
+	$S/demo.sh
+
+bench:
+	$S/bench.sh
+
+deps:
+	$S/deps.sh
+
+tree: deps
+	$S/base-tree.sh
+
+assemble: tree
+	$S/series.sh assemble
+
+export:
+	$S/series.sh export
+
+series: tree
+	$S/series.sh mbox build/series
+
+roundtrip: tree
+	$S/series.sh roundtrip
+
+kernel: assemble
+	$S/build-kernel.sh $(ARCH)
+
+perf: assemble
+	$S/build-perf.sh $(ARCH)
+
+selftests: kernel
+	$S/build-selftests.sh $(ARCH)
+
+build: kernel selftests perf
+
+vm: build
+	$S/vm.sh $(ARCH) "$(CMD)"
+
+test: build
+	$S/run-tests.sh $(ARCH) "$(T)"
+
+clean:
+	rm -rf build

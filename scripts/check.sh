@@ -1,0 +1,83 @@
+#!/bin/bash
+# make check: every stage in order, a timing line each, one result line per
+# test in build/check/results.tsv, and the closing "N passed, N failed,
+# N skipped" line.  Exit status non-zero on any failure.
+. "$(dirname "$0")/lib.sh"
+
+dir=$BUILD/check
+results=$dir/results.tsv
+mkdir -p "$dir"
+rm -f "$dir"/results*.tsv "$dir"/skips*.tsv
+: > "$results"
+
+# stage NAME COMMAND...: run, time, and keep going on failure.
+stage() {
+	local name=$1 t0 rc=0; shift
+	t0=$(date +%s)
+	"$@" || rc=$?
+	printf 'stage %-22s %4ss  %s\n' "$name" $(( $(date +%s) - t0 )) "$([ $rc = 0 ] && echo ok || echo FAILED)"
+	return $rc
+}
+result() { printf '%s\t%s\t%s\t%s\n' "$@" >> "$results"; }
+build_line() {		# arch what command...
+	local arch=$1 what=$2; shift 2
+	if stage "$what-$arch" "$@"; then result "$arch" build "$what" pass; return 0; fi
+	result "$arch" build "$what" fail; return 1
+}
+
+t_start=$(date +%s)
+stage deps "$TOP/scripts/deps.sh" || die "cannot install dependencies"
+stage base-tree "$TOP/scripts/base-tree.sh" || die "cannot prepare the base tree"
+stage assemble "$TOP/scripts/series.sh" assemble || die "the series does not apply"
+
+# checkpatch --strict on the series as it would be mailed.
+checkpatch() {
+	local p ignore rc=0
+	"$TOP/scripts/series.sh" mbox "$BUILD/series" 2>/dev/null
+	ignore=$(awk '!/^#/ && NF { printf "%s%s", sep, $1; sep = "," }' "$TOP/patches/checkpatch-ignore")
+	for p in "$BUILD"/series/0*.patch; do
+		case $p in */0000-cover-letter.patch) continue ;; esac
+		[ -e "$p" ] || continue
+		if (cd "$TREE" && ./scripts/checkpatch.pl --strict --quiet --no-summary \
+			${ignore:+--ignore "$ignore"} "$p") > "$dir/checkpatch.out" 2>&1; then
+			result noarch checkpatch "${p##*/}" pass
+		else
+			cat "$dir/checkpatch.out"; result noarch checkpatch "${p##*/}" fail; rc=1
+		fi
+	done
+	return $rc
+}
+stage checkpatch checkpatch || true
+
+if stage roundtrip "$TOP/scripts/series.sh" roundtrip; then
+	result noarch roundtrip series pass
+else
+	result noarch roundtrip series fail
+fi
+
+for arch in $ARCHES; do
+	ok=1
+	build_line "$arch" kernel "$TOP/scripts/build-kernel.sh" "$arch" || ok=0
+	if [ $ok = 1 ]; then
+		build_line "$arch" selftests "$TOP/scripts/build-selftests.sh" "$arch" || ok=0
+		build_line "$arch" perf "$TOP/scripts/build-perf.sh" "$arch" || ok=0
+	fi
+	if [ $ok = 1 ]; then
+		stage "guest-$arch" "$TOP/scripts/run-tests.sh" "$arch" || true
+		cat "$dir/results-$arch.tsv" >> "$results"
+		[ ! -s "$dir/skips-$arch.tsv" ] || {
+			echo "skipped on $arch, with the reason each test gave:"
+			sed 's/^/  /' "$dir/skips-$arch.tsv"
+		}
+	else
+		result "$arch" boot console-clean skip
+		echo "$arch	boot	console-clean	a build failed" >> "$dir/skips-$arch.tsv"
+	fi
+done
+
+printf 'stage %-22s %4ss\n' total $(( $(date +%s) - t_start ))
+if grep -q '	fail$' "$results"; then
+	echo "failed:"; grep '	fail$' "$results" | sed 's/^/  /'
+fi
+awk -F'\t' '{ n[$4]++ } END { printf "%d passed, %d failed, %d skipped\n", n["pass"], n["fail"], n["skip"] }' "$results"
+! grep -q '	fail$' "$results"

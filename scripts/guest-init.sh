@@ -1,0 +1,34 @@
+#!/bin/sh
+# PID 1 of a test guest (x86_64: from the host root over 9p; arm64: /init
+# of the initramfs).  It mounts what tests need, runs /tmp/out/cmd from the
+# host's share, leaves its exit status in /tmp/out/status, and reboots
+# (QEMU runs with -no-reboot, so that ends the VM).
+PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+HOME=/tmp
+export PATH HOME
+
+mount -t proc proc /proc
+mount -t sysfs sysfs /sys
+mount -t devtmpfs devtmpfs /dev 2>/dev/null
+mount -t tmpfs tmpfs /tmp
+mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
+mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
+mkdir -p /tmp/out
+mount -t 9p -o trans=virtio,version=9p2000.L,msize=262144 out /tmp/out ||
+	echo "guest-init: cannot mount the result share"
+
+# Guests are single-user test boxes: let the tests see kernel addresses
+# only where perf allows it, but allow unprivileged use like a CI user.
+echo -1 > /proc/sys/kernel/perf_event_paranoid
+echo 0 > /proc/sys/kernel/kptr_restrict
+
+cd /tmp || exit 1
+echo "guest-init: running $(head -c 200 /tmp/out/cmd | head -n 1)"
+sh /tmp/out/cmd
+echo $? > /tmp/out/status
+sync
+umount /tmp/out 2>/dev/null
+echo "guest-init: done"
+# busybox reboot works where the host's reboot wants systemd.
+if command -v busybox >/dev/null; then exec busybox reboot -f; fi
+exec reboot -f

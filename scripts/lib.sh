@@ -1,0 +1,45 @@
+# shellcheck shell=bash
+# Common settings for the scripts in this directory.  Source it; do not run it.
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+TREE=$BUILD/linux                      # assembled kernel tree (a git repository)
+BASE_VERSION=$(cat "$TOP/kernel/base-version")
+ARCHES="x86_64 arm64"
+
+# Commits made by the scripts are reproducible: same inputs, same hashes.
+# The project identity: authors and signs the patches, commits the tree.
+export GIT_COMMITTER_NAME="Seed 9408bf06 maintainers"
+export GIT_COMMITTER_EMAIL="maintainers@users.noreply.a-seed-9408bf06.example"
+export GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
+
+log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }
+die() { log "error: $*"; exit 1; }
+
+# arch -> kernel ARCH, CROSS_COMPILE, image path inside the build directory
+karch() { case $1 in x86_64) echo x86 ;; arm64) echo arm64 ;; *) die "unknown arch $1" ;; esac; }
+cross() { case $1 in x86_64) echo "" ;; arm64) echo aarch64-linux-gnu- ;; esac; }
+kimage() { case $1 in x86_64) echo arch/x86/boot/bzImage ;; arm64) echo arch/arm64/boot/Image ;; esac; }
+kobj() { echo "$BUILD/obj-$1"; }
+
+# Overlay roots: a new file kept as a plain file in this repository lives at
+# <repo dir>/<path> and at <tree dir>/<path> in the kernel tree.
+OVERLAY_ROOTS="kernel:kernel Documentation:Documentation selftests:tools/testing/selftests tools-perf:tools/perf"
+
+repo_to_tree() {
+	local p=$1 r
+	for r in $OVERLAY_ROOTS; do
+		case $p in "${r%%:*}"/*) echo "${r#*:}/${p#*/}"; return ;; esac
+	done
+	die "$p is not under an overlay root"
+}
+
+tree_to_repo() {
+	local p=$1 r
+	for r in $OVERLAY_ROOTS; do
+		case $p in "${r#*:}"/*) echo "${r%%:*}/${p#"${r#*:}"/}"; return ;; esac
+	done
+	die "$p is not under an overlay root"
+}

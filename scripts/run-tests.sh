@@ -1,0 +1,40 @@
+#!/bin/bash
+# Boot one arch's guest and run the kselftests and perf tool tests in it
+# (all of them, or those whose name contains FILTER).  Writes
+# build/check/results-ARCH.tsv ("arch<TAB>suite<TAB>test<TAB>result") and
+# build/check/skips-ARCH.tsv; exit status non-zero on any failure.
+#   run-tests.sh ARCH [FILTER]
+. "$(dirname "$0")/lib.sh"
+
+arch=${1:?usage: run-tests.sh ARCH [FILTER]}
+filter=${2:-}
+out=$BUILD/vm/$arch-tests
+results=$BUILD/check/results-$arch.tsv
+mkdir -p "$BUILD/check"
+
+case $arch in
+x86_64)
+	cmd="PATH=$BUILD/perf-x86_64:\$PATH SELFTESTS=$BUILD/selftests-x86_64"
+	cmd="$cmd KNOWN_ISSUES=$TOP/scripts/known-issues.tsv PERF_TESTS=$TOP/tools-perf/tests/shell sh $TOP/scripts/guest-tests.sh '$filter'" ;;
+arm64)
+	cmd="SELFTESTS=/opt/project/selftests PERF_TESTS=/opt/project/perf-tests"
+	cmd="$cmd KNOWN_ISSUES=/opt/project/scripts/known-issues.tsv"
+	cmd="$cmd sh /opt/project/scripts/guest-tests.sh '$filter'" ;;
+esac
+
+rc=0
+"$TOP/scripts/vm.sh" "$arch" -t "${VM_TIMEOUT:-1500}" -o "$out" "$cmd" > "$BUILD/check/console-$arch.log" 2>&1 || rc=$?
+case $rc in
+0|1) boot=pass ;;
+3) boot=fail; log "$arch: kernel splat, see $BUILD/check/console-$arch.log" ;;
+*) boot=fail; log "$arch: guest failed (exit $rc), see $BUILD/check/console-$arch.log"
+   tail -30 "$BUILD/check/console-$arch.log" >&2 ;;
+esac
+{
+	printf '%s\tboot\tconsole-clean\t%s\n' "$arch" "$boot"
+	[ -f "$out/results.tsv" ] && sed "s/^/$arch\t/" "$out/results.tsv"
+} > "$results"
+[ -f "$out/skips.tsv" ] && sed "s/^/$arch\t/" "$out/skips.tsv" > "$BUILD/check/skips-$arch.tsv"
+awk -F'\t' '{ n[$4]++ } END { printf "%s: %d passed, %d failed, %d skipped\n", ARCH, n["pass"], n["fail"], n["skip"] }' \
+	ARCH="$arch" "$results" >&2
+! grep -q '	fail$' "$results"
