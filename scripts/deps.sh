@@ -15,17 +15,22 @@ for p in $PACKAGES; do
 done
 missing=$(echo $missing | tr ' ' '\n' | sort -u | tr '\n' ' ')
 
+# The arm64 guest's busybox comes from Debian's arm64 archive.
+foreign=
+dpkg --print-foreign-architectures | grep -qx arm64 || foreign=arm64
+
 # The kernel source: exactly the pinned version, or the candidate if the
 # archive no longer has it (said loudly, and recorded for the run).
 have=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
 want_src=""
 [ "$have" = "$BASE_VERSION" ] || want_src=yes
 
-[ -z "${missing// }" ] && [ -z "$want_src" ] && exit 0
+[ -z "${missing// }" ] && [ -z "$want_src" ] && [ -z "$foreign" ] && exit 0
 
-[ "$(id -u)" = 0 ] || die "missing packages ($missing linux-source-6.12) and not root"
+[ "$(id -u)" = 0 ] || die "missing packages ($missing linux-source-6.12 arch:$foreign) and not root"
 export DEBIAN_FRONTEND=noninteractive
-log "installing:${missing:+ $missing}${want_src:+ linux-source-6.12=$BASE_VERSION}"
+log "installing:${missing:+ $missing}${want_src:+ linux-source-6.12=$BASE_VERSION}${foreign:+ (adding dpkg architecture arm64)}"
+[ -z "$foreign" ] || dpkg --add-architecture arm64
 apt-get update -q >/dev/null
 [ -z "${missing// }" ] || apt-get install -y -q --no-install-recommends $missing >/dev/null
 

@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Per-sample cost of perf sampling variants, measured side by side in one
+ * run: a fixed busy loop runs with no event, then with each variant's
+ * sampling event on the same thread; the extra time divided by the number
+ * of samples taken is the cost of one sample (interrupt, sample assembly,
+ * ring buffer write).  Each variant is measured several times, interleaved,
+ * and the fastest run counts, which filters out emulator noise.
+ *
+ * Output: "BENCH <name> <value> <unit>" lines, read by scripts/bench.sh.
+ */
+#define _GNU_SOURCE
+#include <linux/perf_event.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define RING_PAGES	1024	/* 4 MiB with 4 KiB pages: no sample is lost */
+#define ROUNDS		5
+
+struct variant {
+	const char *name;
+	uint64_t sample_type;
+	void (*setup)(struct perf_event_attr *attr);
+};
+
+static const struct variant variants[] = {
+	{ "plain", PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME, NULL },
+};
+#define NR_VARIANTS (sizeof(variants) / sizeof(variants[0]))
+
+static volatile uint64_t sink;
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
+}
+
+static uint64_t busy_loop(uint64_t loops)
+{
+	uint64_t t0 = now_ns(), i;
+
+	for (i = 0; i < loops; i++)
+		sink += i;
+	return now_ns() - t0;
+}
+
+static size_t page_size;
+
+/* Count PERF_RECORD_SAMPLE records in the ring buffer. */
+static uint64_t count_samples(void *ring)
+{
+	struct perf_event_mmap_page *pg = ring;
+	char *data = (char *)ring + page_size;
+	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	uint64_t off, n = 0, size = pg->data_size;
+
+	for (off = pg->data_tail; off < head; ) {
+		struct perf_event_header *h = (void *)(data + off % size);
+
+		if (h->type == PERF_RECORD_SAMPLE)
+			n++;
+		off += h->size;
+	}
+	pg->data_tail = head;
+	return n;
+}
+
+/* One measured run of a variant: extra ns and samples. */
+static int run_variant(const struct variant *v, const char *event,
+		       uint64_t period, uint64_t loops, uint64_t *ns,
+		       uint64_t *samples)
+{
+	struct perf_event_attr attr;
+	void *ring;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	if (!strcmp(event, "cycles")) {
+		attr.type = PERF_TYPE_HARDWARE;
+		attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	} else {
+		attr.type = PERF_TYPE_SOFTWARE;
+		attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	}
+	attr.sample_period = period;
+	attr.sample_type = v->sample_type;
+	attr.exclude_kernel = 1;
+	attr.disabled = 1;
+	if (v->setup)
+		v->setup(&attr);
+
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	if (fd < 0)
+		return -1;
+	ring = mmap(NULL, (RING_PAGES + 1) * page_size, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+	if (ring == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	ioctl(fd, PERF_EVENT_IOC_ENABLE, 0);
+	*ns = busy_loop(loops);
+	ioctl(fd, PERF_EVENT_IOC_DISABLE, 0);
+	*samples = count_samples(ring);
+	munmap(ring, (RING_PAGES + 1) * page_size);
+	close(fd);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	const char *event = argc > 1 ? argv[1] : "cpu-clock";
+	uint64_t period = argc > 2 ? strtoull(argv[2], NULL, 0) : 100000;
+	uint64_t loops = argc > 3 ? strtoull(argv[3], NULL, 0) : 200000000;
+	uint64_t base = UINT64_MAX, best[NR_VARIANTS], nsamples[NR_VARIANTS] = { 0 };
+	double cost[NR_VARIANTS];
+	unsigned int r, i;
+
+	page_size = sysconf(_SC_PAGESIZE);
+	for (i = 0; i < NR_VARIANTS; i++)
+		best[i] = UINT64_MAX;
+
+	for (r = 0; r < ROUNDS; r++) {
+		uint64_t t = busy_loop(loops);
+
+		if (t < base)
+			base = t;
+		for (i = 0; i < NR_VARIANTS; i++) {
+			uint64_t ns, n;
+
+			if (run_variant(&variants[i], event, period, loops, &ns, &n)) {
+				printf("BENCH %s.%s.unsupported 1 flag\n", event, variants[i].name);
+				best[i] = 0;
+				continue;
+			}
+			if (ns < best[i]) {
+				best[i] = ns;
+				nsamples[i] = n;
+			}
+		}
+	}
+
+	printf("BENCH %s.loop_ns %llu ns\n", event, (unsigned long long)base);
+	for (i = 0; i < NR_VARIANTS; i++) {
+		if (!best[i] || !nsamples[i])
+			continue;
+		cost[i] = best[i] > base ? (double)(best[i] - base) / nsamples[i] : 0;
+		printf("BENCH %s.%s.samples %llu count\n", event, variants[i].name,
+		       (unsigned long long)nsamples[i]);
+		printf("BENCH %s.%s.sample_cost %.0f ns\n", event, variants[i].name, cost[i]);
+		if (i && cost[0] > 0)
+			printf("BENCH %s.%s.ratio_vs_plain %.3f x\n", event,
+			       variants[i].name, cost[i] / cost[0]);
+	}
+	return 0;
+}
