@@ -30,8 +30,51 @@ struct variant {
 	void (*setup)(struct perf_event_attr *attr);
 };
 
+#define PLAIN (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
+
+#ifdef PERF_SAMPLE_TLS_USER
+/*
+ * PERF_SAMPLE_TLS_USER: 256 bytes of static TLS read directly, and the
+ * same size behind a TLS pointer (the OpenTelemetry thread-context shape).
+ */
+static __thread uint64_t tls_bytes[32] __attribute__((tls_model("initial-exec")));
+static uint64_t record[32];
+static __thread void *tls_ptr __attribute__((tls_model("initial-exec"))) = record;
+
+static long tp_offset(void *var)
+{
+	return (char *)var - (char *)__builtin_thread_pointer();
+}
+
+static void tls_direct(struct perf_event_attr *attr, unsigned int size)
+{
+	attr->sample_tls_user = size;
+	attr->tls_user_offset = tp_offset(tls_bytes);
+	tls_bytes[0] = 0x1122334455667788ull;
+}
+
+static void tls_deref(struct perf_event_attr *attr, unsigned int size)
+{
+	attr->sample_tls_user = size;
+	attr->tls_user_offset = tp_offset(&tls_ptr);
+	attr->tls_user_flags = PERF_TLS_USER_DEREF;
+	record[0] = 0x8877665544332211ull;
+}
+
+static void tls32(struct perf_event_attr *attr) { tls_direct(attr, 32); }
+static void tls256(struct perf_event_attr *attr) { tls_direct(attr, 256); }
+static void tls32_deref(struct perf_event_attr *attr) { tls_deref(attr, 32); }
+static void tls256_deref(struct perf_event_attr *attr) { tls_deref(attr, 256); }
+#endif
+
 static const struct variant variants[] = {
-	{ "plain", PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME, NULL },
+	{ "plain", PLAIN, NULL },
+#ifdef PERF_SAMPLE_TLS_USER
+	{ "tls32", PLAIN | PERF_SAMPLE_TLS_USER, tls32 },
+	{ "tls256", PLAIN | PERF_SAMPLE_TLS_USER, tls256 },
+	{ "tls32_deref", PLAIN | PERF_SAMPLE_TLS_USER, tls32_deref },
+	{ "tls256_deref", PLAIN | PERF_SAMPLE_TLS_USER, tls256_deref },
+#endif
 };
 #define NR_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
