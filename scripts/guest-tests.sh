@@ -80,10 +80,29 @@ run_perf_test() {
 	esac
 }
 
+# One of perf's built-in tests, by its description.
+run_perf_builtin() {
+	desc=$1
+	name=$(echo "$desc" | tr 'A-Z ' 'a-z-')
+	echo "=== perf-test $name (perf test '$desc')"
+	line=$(timeout -s KILL "${PERF_TEST_TIMEOUT:-300}" perf test "$desc" 2>&1 | tee /dev/stderr | grep ": $desc *:" | tail -n 1)
+	case $line in
+	*": Ok") result perf-test "$name" pass ;;
+	*": Skip"*) result perf-test "$name" skip "${line##*: Skip}" ;;
+	*) result perf-test "$name" fail ;;
+	esac
+}
+
 for prog in "$SELFTESTS"/*; do
 	[ -f "$prog" ] && [ -x "$prog" ] || continue
 	case ${prog##*/} in *"$filter"*) run_kselftest "$prog" ;; esac
 done
+if [ -f "${PERF_BUILTIN_TESTS:-}" ] && command -v perf > /dev/null; then
+	while IFS= read -r desc; do
+		case $desc in ''|'#'*) continue ;; esac
+		case $desc in *"$filter"*) run_perf_builtin "$desc" ;; esac
+	done < "$PERF_BUILTIN_TESTS"
+fi
 if [ -n "${PERF_TESTS:-}" ]; then
 	for t in "$PERF_TESTS"/*.sh; do
 		[ -f "$t" ] || continue

@@ -23,7 +23,8 @@ for applet in $(busybox --list-full); do
 	[ -e "$root/$applet" ] || ln -s /bin/busybox "$root/$applet"
 done
 cp "$TOP/scripts/guest-init.sh" "$root/init"
-cp "$TOP"/scripts/guest-*.sh "$TOP/scripts/known-issues.tsv" "$root/opt/project/scripts/"
+cp "$TOP"/scripts/guest-*.sh "$TOP/scripts/known-issues.tsv" "$TOP/scripts/perf-builtin-tests.list" \
+	"$root/opt/project/scripts/"
 cp -r "$BUILD/selftests-arm64" "$root/opt/project/selftests"
 [ -x "$BUILD/perf-arm64/perf" ] && cp "$BUILD/perf-arm64/perf" "$root/usr/bin/perf"
 if [ -d "$TOP/tools-perf/tests/shell" ]; then

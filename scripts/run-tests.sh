@@ -15,10 +15,11 @@ mkdir -p "$BUILD/check"
 case $arch in
 x86_64)
 	cmd="PATH=$BUILD/perf-x86_64:\$PATH SELFTESTS=$BUILD/selftests-x86_64"
-	cmd="$cmd KNOWN_ISSUES=$TOP/scripts/known-issues.tsv PERF_TESTS=$TOP/tools-perf/tests/shell sh $TOP/scripts/guest-tests.sh '$filter'" ;;
+	cmd="$cmd KNOWN_ISSUES=$TOP/scripts/known-issues.tsv PERF_BUILTIN_TESTS=$TOP/scripts/perf-builtin-tests.list PERF_TESTS=$TOP/tools-perf/tests/shell sh $TOP/scripts/guest-tests.sh '$filter'" ;;
 arm64)
 	cmd="SELFTESTS=/opt/project/selftests PERF_TESTS=/opt/project/perf-tests"
 	cmd="$cmd KNOWN_ISSUES=/opt/project/scripts/known-issues.tsv"
+	cmd="$cmd PERF_BUILTIN_TESTS=/opt/project/scripts/perf-builtin-tests.list"
 	cmd="$cmd sh /opt/project/scripts/guest-tests.sh '$filter'" ;;
 esac
 
