@@ -1,8 +1,7 @@
 #!/bin/sh
 # Runs inside the x86_64 guest for "make demo": one section per feature of
 # the series, each a perf record of a small workload and its perf script.
-set -e
-cd /tmp
+cd /tmp || exit 1
 
 section() { printf '\n### %s\n' "$*"; }
 show() { printf '$ %s\n' "$*"; "$@"; }
@@ -13,4 +12,21 @@ ls /sys/bus/event_source/devices | tr '\n' ' '; echo
 
 section "plain sampling: cpu-clock with callchains on a busy loop"
 show perf record -q -e cpu-clock -c 1000000 -g -o /tmp/plain.data -- perf test -w noploop 1
-show perf script -i /tmp/plain.data -F comm,tid,time,ip,sym | head -n 24
+show perf script -i /tmp/plain.data -F comm,tid,time,ip,sym | head -n 12
+
+section "PERF_SAMPLE_TLS_USER: each sample carries the thread's OpenTelemetry trace and span id"
+if show perf record -q -e cpu-clock -c 1000000 --tls-user=otel -o /tmp/tls.data -- perf test -w otel_tls 1; then
+	show perf script -i /tmp/tls.data -F comm,tid,time,sym,tls | head -n 6
+else
+	echo "(not available in this build)"
+fi
+
+section "PR_TASK_PERF_UEVENT: the workload's own records, in time order among its samples"
+if show perf record -q -e cpu-clock -c 1000000 --uevents -o /tmp/uevent.data -- perf test -w uevent; then
+	perf script -i /tmp/uevent.data -F comm,tid,time,event,ip,sym > /tmp/uevent.txt
+	printf '$ perf script -i /tmp/uevent.data | grep -B1 -A1 UEVENT\n'
+	grep -B1 -A1 UEVENT /tmp/uevent.txt | head -n 16
+else
+	echo "(not available in this build)"
+fi
+exit 0
