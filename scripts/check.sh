@@ -34,11 +34,17 @@ stage assemble "$TOP/scripts/series.sh" assemble || die "the series does not app
 checkpatch() {
 	local p ignore rc=0
 	"$TOP/scripts/series.sh" mbox "$BUILD/series" 2>/dev/null
-	ignore=$(awk '!/^#/ && NF { printf "%s%s", sep, $1; sep = "," }' "$TOP/patches/checkpatch-ignore")
 	for p in "$BUILD"/series/0*.patch; do
 		case $p in */0000-cover-letter.patch) continue ;; esac
 		[ -e "$p" ] || continue
-		if (cd "$TREE" && ./scripts/checkpatch.pl --strict --quiet --no-summary \
+		# patches/checkpatch-ignore: "type<TAB>patch glob<TAB>reason".
+		ignore=$(awk -F'\t' -v p="${p##*/}" '
+			!/^#/ && NF >= 2 {
+				g = $2; gsub(/\*/, ".*", g)
+				if (p ~ ("^" g "$")) { printf "%s%s", sep, $1; sep = "," }
+			}' "$TOP/patches/checkpatch-ignore")
+		# /usr/bin first: checkpatch runs spdxcheck.py with Debian's python3-ply.
+		if (cd "$TREE" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary \
 			${ignore:+--ignore "$ignore"} "$p") > "$dir/checkpatch.out" 2>&1; then
 			result noarch checkpatch "${p##*/}" pass
 		else

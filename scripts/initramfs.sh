@@ -27,10 +27,8 @@ cp "$TOP"/scripts/guest-*.sh "$TOP/scripts/known-issues.tsv" "$TOP/scripts/perf-
 	"$root/opt/project/scripts/"
 cp -r "$BUILD/selftests-arm64" "$root/opt/project/selftests"
 [ -x "$BUILD/perf-arm64/perf" ] && cp "$BUILD/perf-arm64/perf" "$root/usr/bin/perf"
-if [ -d "$TOP/tools-perf/tests/shell" ]; then
-	mkdir -p "$root/opt/project/perf-tests"
-	cp "$TOP"/tools-perf/tests/shell/*.sh "$root/opt/project/perf-tests/" 2>/dev/null || true
-fi
+mkdir -p "$root/opt/project/perf-tests"
+cp "$BUILD"/perf-tests/*.sh "$root/opt/project/perf-tests/" 2>/dev/null || true
 [ -d "$BUILD/bench-arm64" ] && cp -r "$BUILD/bench-arm64" "$root/opt/project/bench"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$BUILD/initramfs-arm64.cpio"
 log "initramfs: $(du -h "$BUILD/initramfs-arm64.cpio" | cut -f1)"

@@ -12,10 +12,16 @@ out=$BUILD/vm/$arch-tests
 results=$BUILD/check/results-$arch.tsv
 mkdir -p "$BUILD/check"
 
+# The perf tool tests this series adds, as the assembled tree has them.
+rm -rf "$BUILD/perf-tests"; mkdir -p "$BUILD/perf-tests"
+for t in $(git -C "$TREE" diff --name-only --diff-filter=A base HEAD -- 'tools/perf/tests/shell/*.sh'); do
+	cp "$TREE/$t" "$BUILD/perf-tests/"
+done
+
 case $arch in
 x86_64)
 	cmd="PATH=$BUILD/perf-x86_64:\$PATH SELFTESTS=$BUILD/selftests-x86_64"
-	cmd="$cmd KNOWN_ISSUES=$TOP/scripts/known-issues.tsv PERF_BUILTIN_TESTS=$TOP/scripts/perf-builtin-tests.list PERF_TESTS=$TOP/tools-perf/tests/shell sh $TOP/scripts/guest-tests.sh '$filter'" ;;
+	cmd="$cmd KNOWN_ISSUES=$TOP/scripts/known-issues.tsv PERF_BUILTIN_TESTS=$TOP/scripts/perf-builtin-tests.list PERF_TESTS=$BUILD/perf-tests sh $TOP/scripts/guest-tests.sh '$filter'" ;;
 arm64)
 	cmd="SELFTESTS=/opt/project/selftests PERF_TESTS=/opt/project/perf-tests"
 	cmd="$cmd KNOWN_ISSUES=/opt/project/scripts/known-issues.tsv"
