@@ -32,7 +32,7 @@ struct variant {
 
 #define PLAIN (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 
-#ifdef PERF_SAMPLE_TLS_USER
+#ifdef PERF_ATTR_SIZE_VER9	/* PERF_SAMPLE_TLS_USER is an enum constant */
 /*
  * PERF_SAMPLE_TLS_USER: 256 bytes of static TLS read directly, and the
  * same size behind a TLS pointer (the OpenTelemetry thread-context shape).
@@ -69,7 +69,7 @@ static void tls256_deref(struct perf_event_attr *attr) { tls_deref(attr, 256); }
 
 static const struct variant variants[] = {
 	{ "plain", PLAIN, NULL },
-#ifdef PERF_SAMPLE_TLS_USER
+#ifdef PERF_ATTR_SIZE_VER9	/* PERF_SAMPLE_TLS_USER is an enum constant */
 	{ "tls32", PLAIN | PERF_SAMPLE_TLS_USER, tls32 },
 	{ "tls256", PLAIN | PERF_SAMPLE_TLS_USER, tls256 },
 	{ "tls32_deref", PLAIN | PERF_SAMPLE_TLS_USER, tls32_deref },

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Cost of one PR_TASK_PERF_UEVENT of 64 bytes with no listener and with one
- * listener, against a bare syscall (getppid) and a 64-byte write() to
- * tracefs' trace_marker, measured side by side in one run.  Each variant
+ * listener, against bare syscalls (getppid, and getuid, which takes no lock:
+ * under lockdep getppid's rcu_read_lock() is not free) and a 64-byte
+ * write() to tracefs' trace_marker, measured side by side in one run.  Each variant
  * runs several interleaved rounds; the fastest round counts.
  *
  * Output: "BENCH <name> <value> <unit>" lines, read by scripts/bench.sh.
@@ -45,6 +46,7 @@ static uint64_t now_ns(void)
 }
 
 static void do_getppid(void) { syscall(__NR_getppid); }
+static void do_getuid(void) { syscall(__NR_getuid); }
 static void do_uevent(void) { prctl(PR_TASK_PERF_UEVENT, 0, sizeof(payload), payload, 0); }
 static void do_marker(void) { if (write(marker_fd, payload, sizeof(payload)) < 0) marker_fd = -1; }
 
@@ -90,13 +92,15 @@ static int open_listener(void)
 
 int main(void)
 {
-	double best_sys = 1e18, best_none = 1e18, best_one = 1e18, best_marker = 1e18, t;
+	double best_uid = 1e18, best_sys = 1e18, best_none = 1e18, best_one = 1e18, best_marker = 1e18, t;
 	int r, fd;
 
 	marker_fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
 	for (r = 0; r < ROUNDS; r++) {
 		t = per_call(do_getppid);
 		best_sys = t < best_sys ? t : best_sys;
+		t = per_call(do_getuid);
+		best_uid = t < best_uid ? t : best_uid;
 		t = per_call(do_uevent);
 		best_none = t < best_none ? t : best_none;
 		if (marker_fd >= 0) {
@@ -113,16 +117,21 @@ int main(void)
 			best_one = t < best_one ? t : best_one;
 			t = per_call(do_getppid);
 			best_sys = t < best_sys ? t : best_sys;
+			t = per_call(do_getuid);
+			best_uid = t < best_uid ? t : best_uid;
 		}
 		close(fd);
 	}
 
 	printf("BENCH getppid.call %.0f ns\n", best_sys);
 	printf("BENCH uevent64.no_listener %.0f ns\n", best_none);
+	printf("BENCH getuid.call %.0f ns\n", best_uid);
 	printf("BENCH uevent64.no_listener_vs_getppid %.3f x\n", best_none / best_sys);
+	printf("BENCH uevent64.no_listener_vs_getuid %.3f x\n", best_none / best_uid);
 	if (fd >= 0) {
 		printf("BENCH uevent64.one_listener %.0f ns\n", best_one);
 		printf("BENCH uevent64.one_listener_vs_getppid %.3f x\n", best_one / best_sys);
+		printf("BENCH uevent64.one_listener_vs_getuid %.3f x\n", best_one / best_uid);
 	}
 	if (marker_fd >= 0) {
 		printf("BENCH trace_marker64.write %.0f ns\n", best_marker);
