@@ -16,7 +16,10 @@ show perf script -i /tmp/plain.data -F comm,tid,time,ip,sym | head -n 12
 
 section "PERF_SAMPLE_TLS_USER: each sample carries the thread's OpenTelemetry trace and span id"
 if show perf record -q -e cpu-clock -c 1000000 --tls-user=otel -o /tmp/tls.data -- perf test -w otel_tls 1; then
-	show perf script -i /tmp/tls.data -F comm,tid,time,sym,tls | head -n 6
+	perf script -i /tmp/tls.data -F comm,tid,time,sym,tls > /tmp/tls.txt
+	printf '$ perf script -i /tmp/tls.data -F comm,tid,time,sym,tls | grep trace_id\n'
+	grep -m 6 trace_id /tmp/tls.txt
+	echo "($(grep -c trace_id /tmp/tls.txt) of $(wc -l < /tmp/tls.txt) samples carry the record; the others were taken before the workload published it)"
 else
 	echo "(not available in this build)"
 fi
