@@ -66,6 +66,15 @@ static double per_call(void (*fn)(void))
 	return (double)t / CALLS;
 }
 
+/* One more round of fn: keep the fastest per-call time in *best. */
+static void round_min(void (*fn)(void), double *best)
+{
+	double t = per_call(fn);
+
+	if (t < *best)
+		*best = t;
+}
+
 static int open_listener(void)
 {
 	struct perf_event_attr attr;
@@ -92,33 +101,25 @@ static int open_listener(void)
 
 int main(void)
 {
-	double best_uid = 1e18, best_sys = 1e18, best_none = 1e18, best_one = 1e18, best_marker = 1e18, t;
+	double best_uid = 1e18, best_sys = 1e18, best_none = 1e18, best_one = 1e18, best_marker = 1e18;
 	int r, fd;
 
 	marker_fd = open("/sys/kernel/tracing/trace_marker", O_WRONLY);
 	for (r = 0; r < ROUNDS; r++) {
-		t = per_call(do_getppid);
-		best_sys = t < best_sys ? t : best_sys;
-		t = per_call(do_getuid);
-		best_uid = t < best_uid ? t : best_uid;
-		t = per_call(do_uevent);
-		best_none = t < best_none ? t : best_none;
-		if (marker_fd >= 0) {
-			t = per_call(do_marker);
-			best_marker = t < best_marker ? t : best_marker;
-		}
+		round_min(do_getppid, &best_sys);
+		round_min(do_getuid, &best_uid);
+		round_min(do_uevent, &best_none);
+		if (marker_fd >= 0)
+			round_min(do_marker, &best_marker);
 	}
 	fd = open_listener();
 	if (fd < 0) {
 		printf("BENCH uevent.listener_unsupported 1 flag\n");
 	} else {
 		for (r = 0; r < ROUNDS; r++) {
-			t = per_call(do_uevent);
-			best_one = t < best_one ? t : best_one;
-			t = per_call(do_getppid);
-			best_sys = t < best_sys ? t : best_sys;
-			t = per_call(do_getuid);
-			best_uid = t < best_uid ? t : best_uid;
+			round_min(do_uevent, &best_one);
+			round_min(do_getppid, &best_sys);
+			round_min(do_getuid, &best_uid);
 		}
 		close(fd);
 	}
