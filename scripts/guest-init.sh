@@ -10,7 +10,18 @@ export PATH HOME
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys
 mount -t devtmpfs devtmpfs /dev 2>/dev/null
+# A writable /tmp hides the host's; a project checked out below /tmp (as a
+# CI clone may be) is bound back in from the host view kept at /mnt.
+top=$(cd "$(dirname "$0")/.." && pwd)
+case $top in
+/tmp/*) mount --bind /tmp /mnt ;;
+*) top= ;;
+esac
 mount -t tmpfs tmpfs /tmp
+if [ -n "$top" ]; then
+	mkdir -p "$top"
+	mount --bind "/mnt/${top#/tmp/}" "$top"
+fi
 mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mkdir -p /tmp/out
