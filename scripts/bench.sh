@@ -14,8 +14,7 @@ for arch in $ARCHES; do
 	"$TOP/scripts/build-bench.sh" "$arch"
 	case $arch in
 	x86_64) cmd="BENCH=$BUILD/bench-x86_64 sh $TOP/scripts/guest-bench.sh" ;;
-	arm64)	"$TOP/scripts/build-selftests.sh" arm64   # the initramfs carries them
-		cmd="BENCH=/opt/project/bench BENCH_HW_EVENT=cycles sh /opt/project/scripts/guest-bench.sh" ;;
+	arm64)	cmd="BENCH=/opt/project/bench BENCH_HW_EVENT=cycles sh /opt/project/scripts/guest-bench.sh" ;;
 	esac
 	"$TOP/scripts/vm.sh" "$arch" -o "$dir/vm-$arch" "$cmd" > "$dir/console-$arch.log" 2>&1 ||
 		die "$arch: benchmark guest failed, see $dir/console-$arch.log"

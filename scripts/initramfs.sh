@@ -25,7 +25,7 @@ done
 cp "$TOP/scripts/guest-init.sh" "$root/init"
 cp "$TOP"/scripts/guest-*.sh "$TOP/scripts/known-issues.tsv" "$TOP/scripts/perf-builtin-tests.list" \
 	"$root/opt/project/scripts/"
-cp -r "$BUILD/selftests-arm64" "$root/opt/project/selftests"
+[ -d "$BUILD/selftests-arm64" ] && cp -r "$BUILD/selftests-arm64" "$root/opt/project/selftests"
 [ -x "$BUILD/perf-arm64/perf" ] && cp "$BUILD/perf-arm64/perf" "$root/usr/bin/perf"
 mkdir -p "$root/opt/project/perf-tests"
 cp "$BUILD"/perf-tests/*.sh "$root/opt/project/perf-tests/" 2>/dev/null || true
