@@ -1,13 +1,14 @@
 #!/bin/bash
 # Configure and build the guest kernel for one arch out of tree, in
-# build/obj-ARCH: tinyconfig + kernel/configs/{common,ARCH,debug}.config.
+# build/obj-ARCH: tinyconfig + kernel/configs/{common,ARCH,debug}.config
+# (KFLAVOUR=bench: build/obj-ARCH-bench, without debug.config).
 # The configuration is made again only when a fragment changes; the build
 # itself is the kernel's own incremental make.
 . "$(dirname "$0")/lib.sh"
 
 arch=${1:?usage: build-kernel.sh ARCH}
 obj=$(kobj "$arch")
-frags="$TOP/kernel/configs/common.config $TOP/kernel/configs/$arch.config $TOP/kernel/configs/debug.config"
+frags=$(kfrags "$arch")
 kmake() { make -s -C "$TREE" O="$obj" ARCH="$(karch "$arch")" CROSS_COMPILE="$(cross "$arch")" "$@"; }
 
 mkdir -p "$obj"

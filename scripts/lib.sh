@@ -22,7 +22,20 @@ die() { log "error: $*"; exit 1; }
 karch() { case $1 in x86_64) echo x86 ;; arm64) echo arm64 ;; *) die "unknown arch $1" ;; esac; }
 cross() { case $1 in x86_64) echo "" ;; arm64) echo aarch64-linux-gnu- ;; esac; }
 kimage() { case $1 in x86_64) echo arch/x86/boot/bzImage ;; arm64) echo arch/arm64/boot/Image ;; esac; }
-kobj() { echo "$BUILD/obj-$1"; }
+
+# Kernel flavour.  "test" kernels carry lockdep and the other debug options
+# of kernel/configs/debug.config, so that a splat fails the run; "bench"
+# kernels leave them out, as they would dominate every cost measured.
+KFLAVOUR=${KFLAVOUR:-test}
+case $KFLAVOUR in test|bench) ;; *) die "unknown KFLAVOUR $KFLAVOUR" ;; esac
+kobj() { if [ "$KFLAVOUR" = test ]; then echo "$BUILD/obj-$1"; else echo "$BUILD/obj-$1-$KFLAVOUR"; fi; }
+kfrags() {
+	local f
+	for f in common "$1" debug; do
+		[ "$f" = debug ] && [ "$KFLAVOUR" != test ] && continue
+		echo "$TOP/kernel/configs/$f.config"
+	done
+}
 
 # Overlay roots: a new file kept as a plain file in this repository lives at
 # <repo dir>/<path> and at <tree dir>/<path> in the kernel tree.
