@@ -32,4 +32,14 @@ if show perf record -q -e cpu-clock -c 1000000 --uevents -o /tmp/uevent.data -- 
 else
 	echo "(not available in this build)"
 fi
+
+section "Deferred user callchains: the user stack is unwound once per system call, on the way out"
+if show perf record -q -e cpu-clock -c 1000000 --call-graph fp,defer -o /tmp/defer.data -- perf test -w deferred_chain; then
+	printf '$ perf script -i /tmp/defer.data --no-merge-callchains | head -n 16   (raw: cookie, then the deferred record)\n'
+	perf script -i /tmp/defer.data --no-merge-callchains -F comm,tid,time,event,ip,sym | head -n 16
+	printf '$ perf script -i /tmp/defer.data | head -n 24   (merged: kernel frames, then the user frames)\n'
+	perf script -i /tmp/defer.data -F comm,tid,time,ip,sym | head -n 24
+else
+	echo "(not available in this build)"
+fi
 exit 0
