@@ -1,0 +1,842 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests for the software AUX PMU "sw_aux" (CONFIG_PERF_SW_AUX): full-trace
+ * and snapshot AUX areas, PERF_RECORD_AUX, and AUX samples
+ * (PERF_SAMPLE_AUX) taken by cpu-clock and, where a hardware PMU exists,
+ * by cycles siblings of a sw_aux group leader.
+ */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/elf.h>
+#include <linux/perf_event.h>
+#include <linux/perf_sw_aux.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define SW_AUX_TYPE_FILE	"/sys/bus/event_source/devices/sw_aux/type"
+#define REC			SW_AUX_RECORD_SIZE
+#define DATA_PAGES		64
+#define MAX_RECORD		65536
+
+/*
+ * The function the tests spin in, without calls, until *p >= target. It is
+ * only called through spin, so it is never inlined and its extent is its
+ * symbol's size (see find_text()).
+ */
+static void spin_until(const __u64 *p, __u64 target)
+{
+	while (__atomic_load_n(p, __ATOMIC_ACQUIRE) < target)
+		;
+}
+
+void (*spin)(const __u64 *p, __u64 target) = spin_until;
+
+/* [start, end) of spin_until() and of this program's text (libc included) */
+static uintptr_t spin_start, spin_end, text_start, text_end;
+
+static bool ip_in_spin(uint64_t ip)
+{
+	return ip >= spin_start && ip < spin_end;
+}
+
+/* The size of the function symbol @name in our own ELF symbol table. */
+static size_t elf_func_size(const char *name)
+{
+	const struct elf64_shdr *sh, *strtab;
+	const struct elf64_hdr *eh;
+	const struct elf64_sym *sym;
+	size_t size = 0, len, i, n;
+	struct stat st;
+	char *img;
+	int fd;
+
+	fd = open("/proc/self/exe", O_RDONLY);
+	if (fd < 0)
+		return 0;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return 0;
+	}
+	len = st.st_size;
+	img = mmap(NULL, len, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (img == MAP_FAILED)
+		return 0;
+
+	eh = (const struct elf64_hdr *)img;
+	sh = (const struct elf64_shdr *)(img + eh->e_shoff);
+	for (i = 0; i < eh->e_shnum && !size; i++) {
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		strtab = &sh[sh[i].sh_link];
+		sym = (const struct elf64_sym *)(img + sh[i].sh_offset);
+		for (n = 0; n < sh[i].sh_size / sizeof(*sym); n++) {
+			if (ELF64_ST_TYPE(sym[n].st_info) == STT_FUNC &&
+			    !strcmp(img + strtab->sh_offset + sym[n].st_name, name)) {
+				size = sym[n].st_size;
+				break;
+			}
+		}
+	}
+	munmap(img, len);
+	return size;
+}
+
+/* Find spin_until() and the executable mapping of this program. */
+static bool find_text(void)
+{
+	uintptr_t addr = (uintptr_t)spin, lo, hi;
+	char line[512];
+	bool found = false;
+	FILE *f;
+
+	spin_start = addr;
+	spin_end = addr + elf_func_size("spin_until");
+	if (spin_end == spin_start)
+		return false;
+
+	f = fopen("/proc/self/maps", "r");
+	if (!f)
+		return false;
+	while (fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+		    addr >= lo && addr < hi) {
+			text_start = lo;
+			text_end = hi;
+			found = true;
+			break;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/*
+ * The ticks that hit this thread outside spin_until() are those on the way
+ * out of the enabling ioctl() and into the disabling one, in this program's
+ * own text. So a run of records is: some there, then spin_until(), then
+ * some there again.
+ */
+struct ip_state {
+	int phase;	/* 0: before spin_until(), 1: in it, 2: after it */
+};
+
+static bool ip_expected(struct ip_state *st, uint64_t ip, bool allow_after)
+{
+	if (ip_in_spin(ip)) {
+		if (st->phase == 2)
+			return false;
+		st->phase = 1;
+		return true;
+	}
+	if (st->phase == 1) {
+		if (!allow_after)
+			return false;
+		st->phase = 2;
+	}
+	return ip >= text_start && ip < text_end;
+}
+
+struct rb {
+	int fd;
+	struct perf_event_mmap_page *page;
+	size_t size;
+	void *aux;
+	size_t aux_size;
+};
+
+struct aux_ctx {
+	uint32_t type;
+	size_t page_size;
+	pid_t pid, tid;
+	struct rb leader, sibling;
+};
+
+FIXTURE(aux_sample)
+{
+	struct aux_ctx c;
+};
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+			       int cpu, int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static void sw_aux_attr(struct perf_event_attr *attr, uint32_t type,
+			uint64_t period_us)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = period_us;
+	attr->disabled = 1;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+	attr->sample_id_all = 1;
+	attr->sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr->read_format = PERF_FORMAT_TOTAL_TIME_ENABLED;
+}
+
+static void sampler_attr(struct perf_event_attr *attr, uint32_t type,
+			 uint64_t config, uint64_t period, uint32_t aux_size)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->sample_period = period;
+	attr->sample_type = PERF_SAMPLE_IP | PERF_SAMPLE_TID |
+			    PERF_SAMPLE_TIME | PERF_SAMPLE_AUX;
+	attr->aux_sample_size = aux_size;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
+/* Map the ring buffer of rb->fd; with aux_pages, also an AUX area. */
+static int rb_map(struct rb *rb, size_t page_size, size_t aux_pages,
+		  bool overwrite)
+{
+	void *p;
+
+	rb->size = (DATA_PAGES + 1) * page_size;
+	p = mmap(NULL, rb->size, PROT_READ | PROT_WRITE, MAP_SHARED, rb->fd, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	rb->page = p;
+	if (!aux_pages)
+		return 0;
+
+	rb->aux_size = aux_pages * page_size;
+	rb->page->aux_offset = rb->size;
+	rb->page->aux_size = rb->aux_size;
+	p = mmap(NULL, rb->aux_size,
+		 overwrite ? PROT_READ : PROT_READ | PROT_WRITE, MAP_SHARED,
+		 rb->fd, rb->size);
+	if (p == MAP_FAILED)
+		return -1;
+	rb->aux = p;
+	return 0;
+}
+
+static void rb_close(struct rb *rb)
+{
+	if (rb->aux)
+		munmap(rb->aux, rb->aux_size);
+	if (rb->page)
+		munmap(rb->page, rb->size);
+	if (rb->fd >= 0)
+		close(rb->fd);
+	memset(rb, 0, sizeof(*rb));
+	rb->fd = -1;
+}
+
+/* Copy the record at *pos into buf and advance; false at the end. */
+static bool rb_read(struct rb *rb, uint64_t *pos, void *buf)
+{
+	struct perf_event_header *hdr = buf;
+	const uint8_t *data = (uint8_t *)rb->page + rb->page->data_offset;
+	uint64_t head = __atomic_load_n(&rb->page->data_head, __ATOMIC_ACQUIRE);
+	uint64_t size = rb->page->data_size;
+	size_t i;
+
+	if (*pos + sizeof(*hdr) > head)
+		return false;
+	for (i = 0; i < sizeof(*hdr); i++)
+		((uint8_t *)buf)[i] = data[(*pos + i) % size];
+	if (hdr->size < sizeof(*hdr) || *pos + hdr->size > head)
+		return false;
+	for (i = 0; i < hdr->size; i++)
+		((uint8_t *)buf)[i] = data[(*pos + i) % size];
+	*pos += hdr->size;
+	return true;
+}
+
+struct leader_read {
+	uint64_t count;		/* records written */
+	uint64_t enabled;	/* PERF_FORMAT_TOTAL_TIME_ENABLED */
+};
+
+static struct leader_read read_leader(int fd)
+{
+	struct leader_read r = {};
+
+	if (read(fd, &r, sizeof(r)) != sizeof(r))
+		memset(&r, 0, sizeof(r));
+	return r;
+}
+
+static uint64_t read_count(int fd)
+{
+	return read_leader(fd).count;
+}
+
+/*
+ * Wait until the core has turned the event off after a TRUNCATED record:
+ * it does that from irq_work, which may run after user space saw aux_head.
+ * An event that is off no longer accrues enabled time.
+ */
+static void wait_off(int fd)
+{
+	uint64_t last = read_leader(fd).enabled, now;
+
+	for (;;) {
+		sched_yield();
+		now = read_leader(fd).enabled;
+		if (now == last)
+			return;
+		last = now;
+	}
+}
+
+static bool rec_is_padding(const struct sw_aux_record *r)
+{
+	static const struct sw_aux_record zero;
+
+	return !memcmp(r, &zero, sizeof(zero));
+}
+
+FIXTURE_SETUP(aux_sample)
+{
+	struct aux_ctx *c = &self->c;
+	cpu_set_t set;
+	FILE *f;
+	int cpu;
+
+	memset(c, 0, sizeof(*c));
+	c->leader.fd = -1;
+	c->sibling.fd = -1;
+	c->page_size = sysconf(_SC_PAGESIZE);
+	c->pid = getpid();
+	c->tid = syscall(SYS_gettid);
+
+	f = fopen(SW_AUX_TYPE_FILE, "r");
+	if (!f)
+		SKIP(return, "no sw_aux PMU (CONFIG_PERF_SW_AUX=n)");
+	ASSERT_EQ(fscanf(f, "%u", &c->type), 1);
+	fclose(f);
+
+	ASSERT_TRUE(find_text());
+
+	/* One CPU: record times and sample times then share one clock. */
+	cpu = sched_getcpu();
+	ASSERT_GE(cpu, 0);
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+}
+
+FIXTURE_TEARDOWN(aux_sample)
+{
+	struct aux_ctx *c = &self->c;
+
+	rb_close(&c->sibling);
+	rb_close(&c->leader);
+}
+
+/* Open the sw_aux leader for this thread and map it. */
+static int open_leader(struct aux_ctx *c, uint64_t period_us,
+		       size_t aux_pages, bool overwrite, uint32_t watermark)
+{
+	struct perf_event_attr attr;
+
+	sw_aux_attr(&attr, c->type, period_us);
+	attr.aux_watermark = watermark;
+	c->leader.fd = sys_perf_event_open(&attr, 0, -1, -1);
+	if (c->leader.fd < 0)
+		return -1;
+	return rb_map(&c->leader, c->page_size, aux_pages, overwrite);
+}
+
+/* Check one record against the previous one (or NULL) and the test. */
+static void check_record(struct __test_metadata *_metadata, struct aux_ctx *c,
+			 const struct sw_aux_record *r,
+			 const struct sw_aux_record *prev)
+{
+	ASSERT_EQ(r->pid, c->pid);
+	ASSERT_EQ(r->tid, c->tid);
+	ASSERT_NE(r->time, 0);
+	if (prev) {
+		ASSERT_EQ(r->seq, prev->seq + 1);
+		ASSERT_GE(r->time, prev->time);
+	}
+}
+
+/*
+ * Full-trace mode: the records are continuous, every PERF_RECORD_AUX
+ * describes the next stretch of the area, and they add up to aux_head.
+ */
+TEST_F(aux_sample, full_trace)
+{
+	struct aux_ctx *c = &self->c;
+	uint64_t pos = 0, expect_off = 0, nr_aux = 0, nr, head, i;
+	const struct sw_aux_record *r, *prev = NULL;
+	struct ip_state ips = {};
+	struct perf_record_aux {
+		struct perf_event_header header;
+		uint64_t aux_offset, aux_size, flags;
+	} *aux;
+	static uint8_t buf[MAX_RECORD];
+
+	ASSERT_EQ(open_leader(c, 100, 16, false, 4096), 0);
+
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	spin(&c->leader.page->aux_head, 8192);
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+
+	head = c->leader.page->aux_head;
+	ASSERT_GE(head, 8192);
+	ASSERT_LT(head, c->leader.aux_size);
+	ASSERT_EQ(head % REC, 0);
+	nr = head / REC;
+	ASSERT_EQ(read_count(c->leader.fd), nr);
+
+	while (rb_read(&c->leader, &pos, buf)) {
+		aux = (void *)buf;
+		if (aux->header.type != PERF_RECORD_AUX)
+			continue;
+		ASSERT_EQ(aux->aux_offset, expect_off);
+		ASSERT_NE(aux->aux_size, 0);
+		ASSERT_EQ(aux->aux_size % REC, 0);
+		ASSERT_EQ(aux->flags, 0);
+		expect_off += aux->aux_size;
+		nr_aux++;
+	}
+	/* The watermark (4096) cut the 8 KiB into at least two records. */
+	ASSERT_GE(nr_aux, 2);
+	ASSERT_EQ(expect_off, head);
+
+	/* All records come from this thread, most from spin_until(). */
+	for (i = 0; i < nr; i++) {
+		r = (void *)((uint8_t *)c->leader.aux + i * REC);
+		ASSERT_EQ(r->seq, i);
+		check_record(_metadata, c, r, prev);
+		ASSERT_TRUE(ip_expected(&ips, r->ip, true))
+			TH_LOG("record %llu ip %llx", (unsigned long long)r->seq,
+			       (unsigned long long)r->ip);
+		prev = r;
+	}
+	ASSERT_NE(ips.phase, 0);
+}
+
+/*
+ * A full area ends in a PERF_RECORD_AUX with TRUNCATED and turns the event
+ * off; once user space made room and enabled it again, seq goes on.
+ */
+TEST_F(aux_sample, truncated)
+{
+	struct aux_ctx *c = &self->c;
+	struct perf_record_aux {
+		struct perf_event_header header;
+		uint64_t aux_offset, aux_size, flags;
+	} *aux, last = {};
+	const struct sw_aux_record *r;
+	static uint8_t buf[MAX_RECORD];
+	uint64_t pos = 0, head, nr, i;
+	size_t size;
+
+	ASSERT_EQ(open_leader(c, 100, 1, false, 0), 0);
+	size = c->leader.aux_size;
+
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	/* One byte stays free (CIRC_SPACE), so the last slot stays unused. */
+	spin(&c->leader.page->aux_head, size - REC);
+
+	head = c->leader.page->aux_head;
+	ASSERT_EQ(head, size - REC);
+	nr = head / REC;
+	while (rb_read(&c->leader, &pos, buf)) {
+		aux = (void *)buf;
+		if (aux->header.type == PERF_RECORD_AUX)
+			last = *aux;
+	}
+	ASSERT_EQ(last.flags, PERF_AUX_FLAG_TRUNCATED);
+	ASSERT_EQ(last.aux_offset + last.aux_size, head);
+
+	/* The core turns it off: its count stays. */
+	wait_off(c->leader.fd);
+	ASSERT_EQ(read_count(c->leader.fd), nr);
+	for (i = 0; i < nr; i++) {
+		r = (void *)((uint8_t *)c->leader.aux + i * REC);
+		ASSERT_EQ(r->seq, i);
+	}
+
+	/* Consume everything and enable again: seq continues. */
+	__atomic_store_n(&c->leader.page->aux_tail, head, __ATOMIC_RELEASE);
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	spin(&c->leader.page->aux_head, head + size / 2);
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+
+	r = (void *)((uint8_t *)c->leader.aux + head % size);
+	ASSERT_EQ(r->seq, nr);
+}
+
+/*
+ * Snapshot mode: the area wraps around; at disable, a PERF_RECORD_AUX with
+ * OVERWRITE says where the data ends, and the area holds the newest records.
+ */
+TEST_F(aux_sample, overwrite)
+{
+	struct aux_ctx *c = &self->c;
+	struct perf_record_aux {
+		struct perf_event_header header;
+		uint64_t aux_offset, aux_size, flags;
+	} *aux, last = {};
+	const struct sw_aux_record *r, *prev = NULL;
+	static uint8_t buf[MAX_RECORD];
+	uint64_t pos = 0, count, head, nr_aux = 0, i, slots;
+	size_t size;
+
+	ASSERT_EQ(open_leader(c, 100, 1, true, 0), 0);
+	size = c->leader.aux_size;
+	slots = size / REC;
+
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	while (read_count(c->leader.fd) < 3 * slots)
+		;
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+
+	count = read_count(c->leader.fd);
+	head = c->leader.page->aux_head;
+	ASSERT_EQ(head, count * REC);
+
+	while (rb_read(&c->leader, &pos, buf)) {
+		aux = (void *)buf;
+		if (aux->header.type != PERF_RECORD_AUX)
+			continue;
+		last = *aux;
+		nr_aux++;
+	}
+	/* Enabled once, so stopped once (unless the thread migrated). */
+	ASSERT_GE(nr_aux, 1);
+	ASSERT_EQ(last.flags, PERF_AUX_FLAG_OVERWRITE);
+	ASSERT_EQ(last.aux_offset, head);
+	ASSERT_EQ(last.aux_size, size);
+
+	/* The area holds the newest "slots" records, oldest at head. */
+	for (i = 0; i < slots; i++) {
+		r = (void *)((uint8_t *)c->leader.aux + (head + i * REC) % size);
+		ASSERT_EQ(r->seq, count - slots + i);
+		check_record(_metadata, c, r, prev);
+		prev = r;
+	}
+}
+
+struct sample {
+	struct perf_event_header header;
+	uint64_t ip;
+	uint32_t pid, tid;
+	uint64_t time;
+	uint64_t aux_size;
+	struct sw_aux_record rec[];
+};
+
+/*
+ * Sample this thread with a sampler sibling of a sw_aux leader and check
+ * every AUX sample. Returns the number of samples; *with_records counts
+ * the samples that held at least one record.
+ */
+static uint64_t check_samples(struct __test_metadata *_metadata,
+			      struct aux_ctx *c,
+			      uint32_t aux_sample_size, uint64_t nr_samples,
+			      bool check_ip, uint64_t *with_records)
+{
+	uint64_t pos = 0, n = 0, target, i, nr;
+	static uint8_t buf[MAX_RECORD];
+	struct sample *s;
+	size_t sample_size = sizeof(*s) + aux_sample_size;
+	const struct sw_aux_record *r, *prev;
+	struct ip_state ips = {};
+
+	*with_records = 0;
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	target = nr_samples * sample_size;
+	spin(&c->sibling.page->data_head, target);
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+
+	while (rb_read(&c->sibling, &pos, buf)) {
+		s = (void *)buf;
+		if (s->header.type != PERF_RECORD_SAMPLE)
+			continue;
+		n++;
+		ASSERT_EQ(s->header.size, sample_size);
+		ASSERT_EQ(s->pid, c->pid);
+		ASSERT_EQ(s->tid, c->tid);
+		ASSERT_EQ(s->aux_size, aux_sample_size);
+
+		/* Whole records first, then zero padding. */
+		nr = aux_sample_size / REC;
+		for (i = 0; i < nr && !rec_is_padding(&s->rec[i]); i++)
+			;
+		nr = i;
+		for (; i < aux_sample_size / REC; i++)
+			ASSERT_TRUE(rec_is_padding(&s->rec[i]));
+		if (!nr)
+			continue;
+		(*with_records)++;
+
+		prev = NULL;
+		ips.phase = 0;
+		for (i = 0; i < nr; i++) {
+			r = &s->rec[i];
+			ASSERT_EQ(r->pid, c->pid);
+			ASSERT_EQ(r->tid, c->tid);
+			ASSERT_NE(r->time, 0);
+			/* Taken in spin_until(): no record from after it. */
+			if (check_ip && ip_in_spin(s->ip))
+				ASSERT_TRUE(ip_expected(&ips, r->ip, false))
+					TH_LOG("record %llu ip %llx",
+					       (unsigned long long)r->seq,
+					       (unsigned long long)r->ip);
+			if (prev) {
+				ASSERT_EQ(r->seq, prev->seq + 1);
+				ASSERT_GE(r->time, prev->time);
+			}
+			prev = r;
+		}
+		/* The newest record was written before the sample. */
+		ASSERT_LE(prev->time, s->time);
+	}
+	return n;
+}
+
+static int open_sibling(struct aux_ctx *c, uint32_t type,
+			uint64_t config, uint64_t period, uint32_t aux_size)
+{
+	struct perf_event_attr attr;
+
+	sampler_attr(&attr, type, config, period, aux_size);
+	c->sibling.fd = sys_perf_event_open(&attr, 0, -1, c->leader.fd);
+	if (c->sibling.fd < 0)
+		return -1;
+	return rb_map(&c->sibling, c->page_size, 0, false);
+}
+
+/* cpu-clock samples carry the newest records of the sw_aux leader. */
+TEST_F(aux_sample, sample_cpu_clock)
+{
+	struct aux_ctx *c = &self->c;
+	uint64_t n, with_records;
+
+	ASSERT_EQ(open_leader(c, 100, 4, true, 0), 0);
+	ASSERT_EQ(open_sibling(c, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			       1000000, 8 * REC), 0);
+
+	n = check_samples(_metadata, c, 8 * REC, 50, true, &with_records);
+	ASSERT_GE(n, 50);
+	ASSERT_GT(with_records, 0);
+}
+
+/* The same in full-trace mode, and with a size that is no multiple of 32. */
+TEST_F(aux_sample, sample_full_trace)
+{
+	struct aux_ctx *c = &self->c;
+	uint64_t n, with_records;
+
+	ASSERT_EQ(open_leader(c, 100, 16, false, 0), 0);
+	ASSERT_EQ(open_sibling(c, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			       1000000, 3 * REC + 8), 0);
+
+	n = check_samples(_metadata, c, 3 * REC + 8, 20, true, &with_records);
+	ASSERT_GE(n, 20);
+	ASSERT_GT(with_records, 0);
+}
+
+/* Hardware cycles samples (arm64: from pseudo-NMI, nested in the tick). */
+TEST_F(aux_sample, sample_cycles)
+{
+	struct aux_ctx *c = &self->c;
+	uint64_t n, with_records;
+
+	ASSERT_EQ(open_leader(c, 100, 4, true, 0), 0);
+	if (open_sibling(c, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+			 100000, 8 * REC)) {
+		ASSERT_TRUE(errno == ENOENT || errno == EOPNOTSUPP)
+			TH_LOG("cycles sibling: %s", strerror(errno));
+		SKIP(return, "no hardware PMU for cycles (%s)", strerror(errno));
+	}
+
+	n = check_samples(_metadata, c, 8 * REC, 50, true, &with_records);
+	ASSERT_GE(n, 50);
+	ASSERT_GT(with_records, 0);
+}
+
+/* Without an AUX area, AUX samples are empty. */
+TEST_F(aux_sample, no_aux_area)
+{
+	struct aux_ctx *c = &self->c;
+	uint64_t n, with_records;
+
+	ASSERT_EQ(open_leader(c, 100, 0, false, 0), 0);
+	ASSERT_EQ(open_sibling(c, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			       1000000, 0x100), 0);
+
+	n = check_samples(_metadata, c, 0, 10, false, &with_records);
+	ASSERT_GE(n, 10);
+	ASSERT_EQ(with_records, 0);
+}
+
+/* Every malformed request fails with upstream's errno. */
+TEST_F(aux_sample, bad_input)
+{
+	struct aux_ctx *c = &self->c;
+	struct perf_event_attr attr;
+	int fd, leader;
+
+	/* sw_aux itself: bad config bits, bad periods, sampling. */
+	sw_aux_attr(&attr, c->type, 0);
+	attr.config = 1ULL << 32;
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EINVAL);
+
+	sw_aux_attr(&attr, c->type, 0);
+	attr.config1 = 1;
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EINVAL);
+
+	sw_aux_attr(&attr, c->type, SW_AUX_PERIOD_MIN_US - 1);
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EINVAL);
+
+	sw_aux_attr(&attr, c->type, SW_AUX_PERIOD_MAX_US + 1);
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EINVAL);
+
+	sw_aux_attr(&attr, c->type, 0);
+	attr.sample_period = 1000;
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EINVAL);
+
+	sw_aux_attr(&attr, c->type, 0);
+	attr.freq = 1;
+	attr.sample_freq = 100;
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EINVAL);
+
+	/* The limits themselves are fine. */
+	sw_aux_attr(&attr, c->type, SW_AUX_PERIOD_MIN_US);
+	fd = sys_perf_event_open(&attr, 0, -1, -1);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	sw_aux_attr(&attr, c->type, SW_AUX_PERIOD_MAX_US);
+	fd = sys_perf_event_open(&attr, 0, -1, -1);
+	ASSERT_GE(fd, 0);
+	close(fd);
+
+	/* One sw_aux event per context. */
+	sw_aux_attr(&attr, c->type, 0);
+	leader = sys_perf_event_open(&attr, 0, -1, -1);
+	ASSERT_GE(leader, 0);
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EBUSY);
+	close(leader);
+
+	/* aux_sample_size without an AUX leader. */
+	sampler_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+		     1000000, 64);
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, -1), -1);
+	ASSERT_EQ(errno, EINVAL);
+
+	/*
+	 * ... with aux_output: a PMU without PERF_PMU_CAP_AUX_OUTPUT (all
+	 * software events) fails that check first, with EOPNOTSUPP.
+	 */
+	sw_aux_attr(&attr, c->type, 0);
+	leader = sys_perf_event_open(&attr, 0, -1, -1);
+	ASSERT_GE(leader, 0);
+	sampler_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+		     1000000, 64);
+	attr.aux_output = 1;
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, leader), -1);
+	ASSERT_EQ(errno, EOPNOTSUPP);
+
+	/* A good sibling of the same leader is fine. */
+	sampler_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+		     1000000, 64);
+	fd = sys_perf_event_open(&attr, 0, -1, leader);
+	ASSERT_GE(fd, 0);
+	close(fd);
+	close(leader);
+
+	/* A leader without snapshot_aux (a software event). */
+	sampler_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK,
+		     1000000, 0);
+	attr.disabled = 1;
+	leader = sys_perf_event_open(&attr, 0, -1, -1);
+	ASSERT_GE(leader, 0);
+	sampler_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+		     1000000, 64);
+	ASSERT_EQ(sys_perf_event_open(&attr, 0, -1, leader), -1);
+	ASSERT_EQ(errno, EINVAL);
+	close(leader);
+}
+
+/*
+ * The fastest tick with fast sampling, with the group scheduled out and in
+ * again and again: every sample stays well formed and the kernel quiet.
+ */
+TEST_F(aux_sample, stress)
+{
+	struct aux_ctx *c = &self->c;
+	struct perf_event_attr attr;
+	uint64_t pos = 0, n = 0, i, j;
+	static uint8_t buf[MAX_RECORD];
+	struct rb cycles = { .fd = -1 };
+	const struct sample *s;
+
+	ASSERT_EQ(open_leader(c, SW_AUX_PERIOD_MIN_US, 4, true, 0), 0);
+	ASSERT_EQ(open_sibling(c, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			       10000, 4 * REC), 0);
+
+	/* On arm64 also hardware cycles from pseudo-NMI. */
+	sampler_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES,
+		     20000, 4 * REC);
+	cycles.fd = sys_perf_event_open(&attr, 0, -1, c->leader.fd);
+	if (cycles.fd >= 0)
+		ASSERT_EQ(rb_map(&cycles, c->page_size, 0, false), 0);
+
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	for (i = 0; i < 100; i++) {
+		for (j = 0; j < 20000; j++)
+			asm volatile("" : : : "memory");
+		sched_yield();
+	}
+	ASSERT_EQ(ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+
+	while (rb_read(&c->sibling, &pos, buf)) {
+		s = (void *)buf;
+		if (s->header.type != PERF_RECORD_SAMPLE)
+			continue;
+		ASSERT_EQ(s->aux_size, 4 * REC);
+		n++;
+	}
+	ASSERT_GT(n, 0);
+	ASSERT_GT(read_count(c->leader.fd), 0);
+	if (cycles.fd >= 0) {
+		pos = 0;
+		while (rb_read(&cycles, &pos, buf)) {
+			s = (void *)buf;
+			if (s->header.type == PERF_RECORD_SAMPLE)
+				ASSERT_EQ(s->aux_size, 4 * REC);
+		}
+	}
+	rb_close(&cycles);
+}
+
+TEST_HARNESS_MAIN
