@@ -31,7 +31,7 @@ assemble_commits() {
 	while read -r patch files; do
 		git -C "$TREE" mailinfo -b "$tmp/msg" "$tmp/diff" \
 			< "$src/patches/$patch" > "$tmp/info"
-		if [ -s "$tmp/diff" ]; then
+		if grep -q '^diff --git ' "$tmp/diff"; then
 			git -C "$TREE" apply --cached --whitespace=nowarn "$tmp/diff" ||
 				die "$patch does not apply"
 		fi
@@ -109,9 +109,11 @@ export_commits() {
 				chmod 644 "$out/$(tree_to_repo "$f")"
 			fi
 		done < <(git -C "$TREE" diff-tree --no-commit-id --diff-filter=A --name-only -r "$c")
+		# The range, not -1: with a path limit, -1 would walk back to the
+		# last commit that touches the paths when this one touches none.
 		# shellcheck disable=SC2086
-		git -C "$TREE" format-patch -1 --stdout --zero-commit --no-signature \
-			"$c" -- . $excl > "$out/patches/$name"
+		git -C "$TREE" format-patch --stdout --zero-commit --no-signature \
+			"$c^..$c" -- . $excl > "$out/patches/$name"
 		if [ ! -s "$out/patches/$name" ]; then
 			{ git -C "$TREE" show -s --format=email --zero-commit "$c" 2>/dev/null ||
 			  git -C "$TREE" show -s --format=email "$c" | sed '1s/^From [0-9a-f]*/From 0000000000000000000000000000000000000000/'
