@@ -42,4 +42,13 @@ if show perf record -q -e cpu-clock -c 1000000 --call-graph fp,defer -o /tmp/def
 else
 	echo "(not available in this build)"
 fi
+
+section "PERF_SAMPLE_AUX everywhere: each cpu-clock sample carries a snapshot of the sw_aux trace"
+if [ -d /sys/bus/event_source/devices/sw_aux ] &&
+   show perf record -q -e '{sw_aux//,cpu-clock}' -c 4000000 --aux-sample=256 -o /tmp/aux.data -- perf test -w noploop 1; then
+	printf '$ perf script -i /tmp/aux.data -F comm,tid,time,event,ip,sym | head -n 20\n'
+	perf script -i /tmp/aux.data -F comm,tid,time,event,ip,sym | head -n 20
+else
+	echo "(not available in this build)"
+fi
 exit 0
