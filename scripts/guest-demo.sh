@@ -35,10 +35,13 @@ fi
 
 section "Deferred user callchains: the user stack is unwound once per system call, on the way out"
 if show perf record -q -e cpu-clock -c 1000000 --call-graph fp,defer -o /tmp/defer.data -- perf test -w deferred_chain; then
-	printf '$ perf script -i /tmp/defer.data --no-merge-callchains | head -n 16   (raw: cookie, then the deferred record)\n'
-	perf script -i /tmp/defer.data --no-merge-callchains -F comm,tid,time,event,ip,sym | head -n 16
-	printf '$ perf script -i /tmp/defer.data | head -n 24   (merged: kernel frames, then the user frames)\n'
-	perf script -i /tmp/defer.data -F comm,tid,time,ip,sym | head -n 24
+	# The first records of the workload's own calls (from deferred_leaf).
+	printf '$ perf script -i /tmp/defer.data --no-merge-callchains   (raw: the sample ends in a cookie, the deferred record follows)\n'
+	perf script -i /tmp/defer.data --no-merge-callchains -F comm,tid,time,event,ip,sym |
+		grep -m 1 -B 11 -A 9 deferred_leaf
+	printf '$ perf script -i /tmp/defer.data   (merged: kernel frames, then the user frames)\n'
+	perf script -i /tmp/defer.data -F comm,tid,time,ip,sym |
+		awk 'BEGIN { RS = "" } /getrandom/ && /deferred_top/ { print; exit }'
 else
 	echo "(not available in this build)"
 fi
