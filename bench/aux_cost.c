@@ -29,6 +29,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define RING_PAGES	32768	/* 128 MiB with 4 KiB pages: room for every sample */
 #define AUX_PAGES	16	/* 64 KiB of AUX area for the leader */
 #define ROUNDS		9
@@ -51,26 +53,6 @@ static const struct variant variants[] = {
 
 #define NR_VARIANTS (sizeof(variants) / sizeof(variants[0]))
 
-static volatile uint64_t sink;
-static size_t page_size;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
-
-static uint64_t busy_loop(uint64_t loops)
-{
-	uint64_t t0 = now_ns(), i;
-
-	for (i = 0; i < loops; i++)
-		sink += i;
-	return now_ns() - t0;
-}
-
 static int sw_aux_type(void)
 {
 	FILE *f = fopen("/sys/bus/event_source/devices/sw_aux/type", "r");
@@ -82,25 +64,6 @@ static int sw_aux_type(void)
 		type = -1;
 	fclose(f);
 	return type;
-}
-
-/* Count PERF_RECORD_SAMPLE records in the ring buffer. */
-static uint64_t count_samples(void *ring)
-{
-	struct perf_event_mmap_page *pg = ring;
-	char *data = (char *)ring + page_size;
-	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
-	uint64_t off, n = 0, size = pg->data_size;
-
-	for (off = pg->data_tail; off < head; ) {
-		struct perf_event_header *h = (void *)(data + off % size);
-
-		if (h->type == PERF_RECORD_SAMPLE)
-			n++;
-		off += h->size;
-	}
-	pg->data_tail = head;
-	return n;
 }
 
 static int open_event(struct perf_event_attr *attr, int group_fd)
@@ -170,20 +133,6 @@ out_lring:
 out_leader:
 	close(leader);
 	return ret;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
-
-/* The median of n values, which reorders them. */
-static double median(double *v, unsigned int n)
-{
-	qsort(v, n, sizeof(*v), cmp_double);
-	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 int main(int argc, char **argv)

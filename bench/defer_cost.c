@@ -41,6 +41,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #define RING_PAGES	2048	/* 8 MiB with 4 KiB pages */
 #define ROUNDS		3
 #define DEPTH		32
@@ -59,20 +61,10 @@ struct result {
 	uint64_t lost;
 };
 
-static volatile uint64_t sink;
-static size_t page_size;
 static uint64_t iterations;
 static uint64_t period_ns = 250000;	/* cpu-clock sample period */
 static size_t syscall_bytes = 262144;	/* per getrandom() call */
 static int workload_syscall;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static __attribute__((noinline)) void work(void)
 {

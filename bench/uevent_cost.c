@@ -21,6 +21,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bench.h"
+
 #ifndef PR_TASK_PERF_UEVENT
 int main(void)
 {
@@ -36,14 +38,6 @@ int main(void)
 static char payload[64] = "bench: a 64-byte uevent payload .............................";
 static int marker_fd = -1;
 static struct perf_event_mmap_page *ring;
-
-static uint64_t now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000ull + ts.tv_nsec;
-}
 
 static void do_getppid(void) { syscall(__NR_getppid); }
 static void do_getuid(void) { syscall(__NR_getuid); }
