@@ -658,6 +658,27 @@ TEST_F(aux_sample, sample_full_trace)
 	ASSERT_GT(with_records, 0);
 }
 
+/*
+ * An AUX sample as large as the AUX area would overflow the u16 size of
+ * the record: it is cut to what fits after the sample's other fields,
+ * rounded down to 8 bytes.
+ */
+TEST_F(aux_sample, sample_size_truncated)
+{
+	struct aux_ctx *c = &self->c;
+	uint32_t fits = (UINT16_MAX - sizeof(struct sample)) & ~7u;
+	uint64_t n, with_records;
+
+	ASSERT_EQ(open_leader(c, 10, 32, true, 0), 0);
+	ASSERT_EQ(open_sibling(c, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+			       1000000, 32 * c->page_size), 0);
+
+	/* The data area holds 4 such samples; nobody moves its tail. */
+	n = check_samples(_metadata, c, fits, 3, true, &with_records);
+	ASSERT_GE(n, 3);
+	ASSERT_GT(with_records, 0);
+}
+
 /* Hardware cycles samples (arm64: from pseudo-NMI, nested in the tick). */
 TEST_F(aux_sample, sample_cycles)
 {
