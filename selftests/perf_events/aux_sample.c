@@ -517,10 +517,10 @@ TEST_F(aux_sample, overwrite)
 	ASSERT_EQ(head, count * REC);
 
 	/*
-	 * One PERF_RECORD_AUX per stop: one for the disable, one more for
-	 * each time the thread was scheduled out. Each ends at the head of
-	 * its stop and holds what was written since the start before it, at
-	 * most the whole area.
+	 * One PERF_RECORD_AUX per stop that follows some writing: the
+	 * disable, and each time the thread was scheduled out. Each ends at
+	 * the head of its stop and holds what was written since the start
+	 * before it, at most the whole area.
 	 */
 	while (rb_read(&c->leader, &pos, buf)) {
 		aux = (void *)buf;
