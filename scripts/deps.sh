@@ -8,12 +8,15 @@ PACKAGES="build-essential flex bison bc cpio xz-utils kmod pkg-config
 	qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
 	busybox-static perl python3 python3-ply python3-git"
 
-missing=$(dpkg-query -W -f='${Package} ${db:Status-Abbrev}\n' $PACKAGES 2>/dev/null |
-	  awk '$2 != "ii" { print $1 }')
+# One query per package: dpkg-query fails for a package dpkg has never
+# heard of, which is the normal state of a new machine, not an error.
+missing=
 for p in $PACKAGES; do
-	dpkg-query -W "$p" >/dev/null 2>&1 || missing="$missing $p"
+	case $(dpkg-query -W -f='${db:Status-Abbrev}' "$p" 2>/dev/null || true) in
+	ii*) ;;
+	*) missing="$missing $p" ;;
+	esac
 done
-missing=$(echo $missing | tr ' ' '\n' | sort -u | tr '\n' ' ')
 
 # The arm64 guest's busybox comes from Debian's arm64 archive.
 foreign=
@@ -27,20 +30,31 @@ want_src=""
 
 [ -z "${missing// }" ] && [ -z "$want_src" ] && [ -z "$foreign" ] && exit 0
 
-[ "$(id -u)" = 0 ] || die "missing packages ($missing linux-source-6.12 arch:$foreign) and not root"
+[ "$(id -u)" = 0 ] || die "missing: ${missing# }${want_src:+ linux-source-6.12=$BASE_VERSION}${foreign:+ (dpkg architecture arm64)}; run as root to install them, or install them yourself"
 export DEBIAN_FRONTEND=noninteractive
+apt_log=$(mktemp)
+trap 'rm -f "$apt_log"' EXIT
+apt() {		# apt-get with its output kept for the error message
+	apt-get -q "$@" > "$apt_log" 2>&1 && return 0
+	tail -n 5 "$apt_log" >&2
+	return 1
+}
 log "installing:${missing:+ $missing}${want_src:+ linux-source-6.12=$BASE_VERSION}${foreign:+ (adding dpkg architecture arm64)}"
 [ -z "$foreign" ] || dpkg --add-architecture arm64
-apt-get update -q >/dev/null
-[ -z "${missing// }" ] || apt-get install -y -q --no-install-recommends $missing >/dev/null
+# --error-on=any: an unreachable archive is an error, not a warning.
+apt update --error-on=any ||
+	die "apt-get update failed: is the Debian archive in /etc/apt/sources.list* reachable?"
+[ -z "${missing// }" ] || apt install -y --no-install-recommends $missing ||
+	die "apt-get install failed for:$missing"
 
 if [ -n "$want_src" ]; then
-	if apt-get install -y -q --allow-downgrades "linux-source-6.12=$BASE_VERSION" >/dev/null 2>&1; then
+	if apt install -y --allow-downgrades "linux-source-6.12=$BASE_VERSION"; then
 		log "linux-source-6.12 $BASE_VERSION installed (pinned)"
 	else
 		cand=$(apt-cache policy linux-source-6.12 | awk '/Candidate:/ { print $2 }')
+		case $cand in ""|"(none)") die "the archive has no linux-source-6.12 at all" ;; esac
 		log "WARNING: pinned linux-source-6.12 $BASE_VERSION is gone from the archive;"
 		log "WARNING: falling back to the candidate $cand. Update kernel/base-version."
-		apt-get install -y -q "linux-source-6.12=$cand" >/dev/null
+		apt install -y "linux-source-6.12=$cand" || die "cannot install linux-source-6.12=$cand"
 	fi
 fi
