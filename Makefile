@@ -5,7 +5,7 @@ ARCH ?= x86_64
 S := scripts
 
 .PHONY: check demo bench deps tree assemble export series roundtrip \
-	kernel perf selftests build vm test clean help
+	kernel perf selftests build vm test fresh clean help
 
 help:
 	@echo "make check       build everything, boot both guests, run every test"
@@ -17,7 +17,8 @@ help:
 	@echo "make roundtrip   assemble + export must change no byte"
 	@echo "make build       kernel, perf and kselftests for ARCH=$(ARCH)"
 	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
-	@echo "make vm ARCH=x86_64 CMD='perf list'  run one command in a guest"
+	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR]  run one command in a guest"
+	@echo "make fresh       a new machine: debootstrap root, install, tool checks, make check, make demo"
 
 check:
 	$S/check.sh
@@ -58,7 +59,10 @@ selftests: kernel
 build: kernel selftests perf
 
 vm: build
-	$S/vm.sh $(ARCH) "$(CMD)"
+	$S/vm.sh $(ARCH) $(if $(OUT),-o $(OUT)) "$(CMD)"
+
+fresh: deps
+	$S/fresh-root.sh --full
 
 test: build
 	$S/run-tests.sh $(ARCH) "$(T)"

@@ -29,6 +29,9 @@ t_start=$(date +%s)
 stage deps "$TOP/scripts/deps.sh" || die "cannot install dependencies"
 stage base-tree "$TOP/scripts/base-tree.sh" || die "cannot prepare the base tree"
 stage assemble "$TOP/scripts/series.sh" assemble || die "the series does not apply"
+# The base the run used: the pinned version, or what the archive had instead.
+used=$(dpkg-query -W -f='${Version}' linux-source-6.12)
+result noarch base-tree "linux-source-6.12=$used$([ "$used" = "$BASE_VERSION" ] || echo ",not-the-pinned-$BASE_VERSION")" pass
 
 # checkpatch --strict on the series as it would be mailed.
 checkpatch() {
@@ -54,6 +57,25 @@ checkpatch() {
 	return $rc
 }
 stage checkpatch checkpatch || true
+
+# The README's apply command, as written there, on a fresh base checkout.
+if stage readme-apply "$TOP/scripts/readme-apply.sh"; then
+	result noarch newcomer readme-apply pass
+else
+	result noarch newcomer readme-apply fail
+fi
+
+# A new machine: a debootstrap root, the install stage and every tool
+# proven in it (not inside such a root already: `make fresh` runs this
+# whole check in one).
+if [ -n "${IN_FRESH_ROOT:-}" ]; then
+	result noarch newcomer fresh-root skip
+else
+	fresh_root() { "$TOP/scripts/fresh-root.sh" > "$dir/fresh-root.tsv"; }
+	stage fresh-root fresh_root || true
+	cat "$dir/fresh-root.tsv" >> "$results"
+	grep -q '	fresh-root	' "$dir/fresh-root.tsv" || result noarch newcomer fresh-root fail
+fi
 
 if stage roundtrip "$TOP/scripts/series.sh" roundtrip; then
 	result noarch roundtrip series pass

@@ -9,5 +9,5 @@
 "$TOP/scripts/build-kernel.sh" x86_64
 "$TOP/scripts/build-perf.sh" x86_64
 "$TOP/scripts/vm.sh" x86_64 -o "$BUILD/vm/demo" \
-	"PATH=$BUILD/perf-x86_64:\$PATH sh $TOP/scripts/guest-demo.sh" |
+	"sh $TOP/scripts/guest-demo.sh" |
 	sed -n '/^guest-init: running/,/^guest-init: done/p' | sed '1d;$d'

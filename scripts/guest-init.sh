@@ -3,9 +3,13 @@
 # of the initramfs).  It mounts what tests need, runs /tmp/out/cmd from the
 # host's share, leaves its exit status in /tmp/out/status, and reboots
 # (QEMU runs with -no-reboot, so that ends the VM).
-PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
+# guest_path comes from the kernel command line (vm.sh): the series' perf.
+PATH=${guest_path:+$guest_path:}/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin
 HOME=/tmp
-export PATH HOME
+# A serial console is no terminal to page on: perf's help must not wait
+# for a key in less.
+PAGER=cat
+export PATH HOME PAGER
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

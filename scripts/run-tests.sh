@@ -20,7 +20,7 @@ done
 
 case $arch in
 x86_64)
-	cmd="PATH=$BUILD/perf-x86_64:\$PATH SELFTESTS=$BUILD/selftests-x86_64"
+	cmd="SELFTESTS=$BUILD/selftests-x86_64"
 	cmd="$cmd KNOWN_ISSUES=$TOP/scripts/known-issues.tsv PERF_BUILTIN_TESTS=$TOP/scripts/perf-builtin-tests.list PERF_TESTS=$BUILD/perf-tests sh $TOP/scripts/guest-tests.sh '$filter'" ;;
 arm64)
 	cmd="SELFTESTS=/opt/project/selftests PERF_TESTS=/opt/project/perf-tests"

@@ -6,9 +6,11 @@
 #   vm.sh ARCH [-t SECONDS] [-o OUTDIR] COMMAND...
 #
 # x86_64 boots the host root file system read-only over virtio-9p (host
-# binaries run as they are); arm64 boots build/initramfs-arm64.cpio of
-# static binaries.  Both mount OUTDIR (default build/vm/ARCH) read-write at
-# /tmp/out: files a test writes there come back to the host.
+# binaries run as they are, with build/perf-x86_64 first in PATH, so that
+# `perf` is the series' perf); arm64 boots build/initramfs-arm64.cpio of
+# static binaries, the series' perf as /usr/bin/perf.  In both, /tmp is a
+# fresh tmpfs, PAGER=cat, and OUTDIR (default build/vm/ARCH) is mounted
+# read-write at /tmp/out: files a test writes there come back to the host.
 . "$(dirname "$0")/lib.sh"
 
 arch=${1:?usage: vm.sh ARCH [-t SECONDS] [-o OUTDIR] COMMAND...}; shift
@@ -34,7 +36,10 @@ x86_64)
 	qemu=(qemu-system-x86_64 -M pc -cpu max
 	      -fsdev local,id=root,path=/,readonly=on,security_model=none,multidevs=remap
 	      -device virtio-9p-pci,fsdev=root,mount_tag=/dev/root)
+	# guest_path: PATH entries put first by guest-init.sh (the kernel
+	# hands unknown name=value parameters to init as its environment).
 	append="console=ttyS0 root=/dev/root rootfstype=9p ro init=$TOP/scripts/guest-init.sh
+		guest_path=$BUILD/perf-x86_64
 		rootflags=trans=virtio,version=9p2000.L,msize=262144,cache=loose $append"
 	;;
 arm64)
