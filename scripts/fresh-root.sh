@@ -18,6 +18,7 @@ full=
 command -v debootstrap >/dev/null || die "debootstrap is missing: run scripts/deps.sh"
 
 root=$BUILD/fresh-root
+mkdir -p "$BUILD"
 flog=$BUILD/fresh-root.log
 : > "$flog"
 
