@@ -59,7 +59,7 @@ selftests: kernel
 build: kernel selftests perf
 
 vm: build
-	$S/vm.sh $(ARCH) $(if $(OUT),-o $(OUT)) "$(CMD)"
+	$S/vm.sh $(ARCH) $(if $(OUT),-o "$(OUT)") "$(CMD)"
 
 fresh: deps
 	$S/fresh-root.sh --full

@@ -25,13 +25,31 @@ build_line() {		# arch what command...
 	result "$arch" build "$what" fail; return 1
 }
 
+summary() {
+	awk -F'\t' '{ n[$4]++ } END { printf "%d passed, %d failed, %d skipped\n", n["pass"], n["fail"], n["skip"] }' "$results"
+}
+# A stage that everything after it needs: on failure, its result line, the
+# closing line, and out.
+first_stage() {		# name message command...
+	local name=$1 msg=$2; shift 2
+	stage "$name" "$@" && return 0
+	result noarch stage "$name" fail
+	log "error: $msg"
+	summary
+	exit 1
+}
+
 t_start=$(date +%s)
-stage deps "$TOP/scripts/deps.sh" || die "cannot install dependencies"
-stage base-tree "$TOP/scripts/base-tree.sh" || die "cannot prepare the base tree"
-stage assemble "$TOP/scripts/series.sh" assemble || die "the series does not apply"
-# The base the run used: the pinned version, or what the archive had instead.
+first_stage deps "cannot install the dependencies" "$TOP/scripts/deps.sh"
+first_stage base-tree "cannot prepare the base tree" "$TOP/scripts/base-tree.sh"
+first_stage assemble "the series does not apply" "$TOP/scripts/series.sh" assemble
+# The base the run used: the pinned version, or what it used instead.
 used=$(dpkg-query -W -f='${Version}' linux-source-6.12)
-result noarch base-tree "linux-source-6.12=$used$([ "$used" = "$BASE_VERSION" ] || echo ",not-the-pinned-$BASE_VERSION")" pass
+if [ "$used" = "$BASE_VERSION" ]; then
+	result noarch base-tree "linux-source-6.12=$used" pass
+else
+	result noarch base-tree "linux-source-6.12=$used(pinned:$BASE_VERSION)" pass
+fi
 
 # checkpatch --strict on the series as it would be mailed.
 checkpatch() {
@@ -107,5 +125,5 @@ printf 'stage %-22s %4ss\n' total $(( $(date +%s) - t_start ))
 if grep -q '	fail$' "$results"; then
 	echo "failed:"; grep '	fail$' "$results" | sed 's/^/  /'
 fi
-awk -F'\t' '{ n[$4]++ } END { printf "%d passed, %d failed, %d skipped\n", n["pass"], n["fail"], n["skip"] }' "$results"
+summary
 ! grep -q '	fail$' "$results"

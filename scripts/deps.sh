@@ -6,7 +6,7 @@
 PACKAGES="build-essential flex bison bc cpio xz-utils kmod pkg-config
 	libssl-dev libelf-dev libdw-dev libtraceevent-dev libcap-dev zlib1g-dev libzstd-dev
 	qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	busybox-static perl python3 python3-ply python3-git debootstrap"
+	busybox-static perl python3 python3-ply python3-git"
 
 # One query per package: dpkg-query fails for a package dpkg has never
 # heard of, which is the normal state of a new machine, not an error.
@@ -22,11 +22,19 @@ done
 foreign=
 dpkg --print-foreign-architectures | grep -qx arm64 || foreign=arm64
 
-# The kernel source: exactly the pinned version, or the candidate if the
-# archive no longer has it (said loudly, and recorded for the run).
+# The kernel source: exactly the pinned version, or, if the archive no
+# longer has it, the one installed or else the archive's candidate (said
+# loudly; make check's base-tree result line names the version used).
 have=$(dpkg-query -W -f='${Version}' linux-source-6.12 2>/dev/null || true)
 want_src=""
-[ "$have" = "$BASE_VERSION" ] || want_src=yes
+if [ "$have" != "$BASE_VERSION" ]; then
+	if [ -n "$have" ] && ! apt-cache show "linux-source-6.12=$BASE_VERSION" >/dev/null 2>&1; then
+		log "WARNING: pinned linux-source-6.12 $BASE_VERSION is not in the archive's package lists;"
+		log "WARNING: using the installed $have. Update kernel/base-version."
+	else
+		want_src=yes
+	fi
+fi
 
 [ -z "${missing// }" ] && [ -z "$want_src" ] && [ -z "$foreign" ] && exit 0
 
@@ -39,7 +47,7 @@ apt() {		# apt-get with its output kept for the error message
 	tail -n 5 "$apt_log" >&2
 	return 1
 }
-log "installing:${missing:+ $missing}${want_src:+ linux-source-6.12=$BASE_VERSION}${foreign:+ (adding dpkg architecture arm64)}"
+log "installing:${missing:+$missing}${want_src:+ linux-source-6.12=$BASE_VERSION}${foreign:+ (adding dpkg architecture arm64)}"
 [ -z "$foreign" ] || dpkg --add-architecture arm64
 # --error-on=any: an unreachable archive is an error, not a warning.
 apt update --error-on=any ||

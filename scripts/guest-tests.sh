@@ -93,6 +93,17 @@ run_perf_builtin() {
 	esac
 }
 
+# What a user of `make vm` gets: the series' perf first in PATH (it knows
+# --tls-user, the host's perf does not) and no pager on the serial console.
+case newcomer-guest-perf in *"$filter"*)
+	if [ "${PAGER:-}" = cat ] && perf record -h 2>&1 | grep -q -- --tls-user; then
+		result newcomer guest-perf pass
+	else
+		echo "perf is $(command -v perf), PAGER=${PAGER:-unset}"
+		result newcomer guest-perf fail
+	fi ;;
+esac
+
 for prog in "$SELFTESTS"/*; do
 	[ -f "$prog" ] && [ -x "$prog" ] || continue
 	case ${prog##*/} in *"$filter"*) run_kselftest "$prog" ;; esac

@@ -13,15 +13,19 @@ cmd=$(awk '/^### Applying it to your own 6.12 tree/ { on = 1; next }
 ls "$BUILD"/series/0001-*.patch >/dev/null 2>&1 ||
 	die "no $BUILD/series: run scripts/series.sh mbox $BUILD/series"
 
-# A home of its own: ~/perf-sample-ext is this checkout, ~/src/linux-6.12.y
-# a fresh worktree of the untouched base.
+# A home of its own: ~/perf-sample-ext/build is this checkout's build
+# directory, ~/src/linux-6.12.y a fresh worktree of the untouched base, and
+# a git identity of its own, as git am needs one (the scripts' committer
+# variables are not passed on).
 home=$(mktemp -d)
 trap 'git -C "$TREE" worktree remove --force "$home/src/linux-6.12.y" 2>/dev/null; rm -rf "$home"' EXIT
-mkdir -p "$home/src"
-ln -s "$TOP" "$home/perf-sample-ext"
+mkdir -p "$home/src" "$home/perf-sample-ext"
+ln -s "$BUILD" "$home/perf-sample-ext/build"
+printf '[user]\n\tname = readme-apply\n\temail = readme-apply@localhost\n' > "$home/.gitconfig"
 git -C "$TREE" worktree add -q --detach "$home/src/linux-6.12.y" base
 log "running the README's command: $cmd"
-HOME=$home bash -c "$cmd" > "$home/am.log" 2>&1 || {
+HOME=$home env -u GIT_COMMITTER_NAME -u GIT_COMMITTER_EMAIL -u GIT_COMMITTER_DATE \
+	bash -c "$cmd" > "$home/am.log" 2>&1 || {
 	sed 's/^/  /' "$home/am.log" >&2
 	die "the README's apply command failed"
 }
