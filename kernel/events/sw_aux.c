@@ -31,6 +31,8 @@
 #include <linux/slab.h>
 #include <uapi/linux/perf_sw_aux.h>
 
+#include <asm/irq_regs.h>
+
 #define SW_AUX_PERIOD_MASK	GENMASK_ULL(31, 0)
 
 /* The AUX area, from pmu::setup_aux() */
@@ -46,6 +48,8 @@ struct sw_aux_buf {
 struct sw_aux_event {
 	struct perf_event		*event;
 	struct hrtimer			timer;
+	/* tick_us as asked, and as run: no faster than the sample rate limit */
+	u64				config_ns;
 	u64				period_ns;
 	u64				seq;
 	struct perf_output_handle	handle;
@@ -69,7 +73,9 @@ static void *sw_aux_slot(struct sw_aux_buf *buf, unsigned long pos)
 	return buf->pages[off >> PAGE_SHIFT] + offset_in_page(off);
 }
 
-static void sw_aux_fill(struct sw_aux_record *rec, u64 seq)
+/* pid and tid are those the owner of the event sees, as in samples. */
+static void sw_aux_fill(struct sw_aux_record *rec, u64 seq,
+			struct pid_namespace *ns)
 {
 	struct task_struct *task = current;
 
@@ -79,8 +85,8 @@ static void sw_aux_fill(struct sw_aux_record *rec, u64 seq)
 		rec->ip = 0;
 	else
 		rec->ip = instruction_pointer(task_pt_regs(task));
-	rec->pid = task_tgid_nr(task);
-	rec->tid = task_pid_nr(task);
+	rec->pid = task_tgid_nr_ns(task, ns);
+	rec->tid = task_pid_nr_ns(task, ns);
 }
 
 /*
@@ -94,7 +100,7 @@ static void sw_aux_write(struct sw_aux_event *sa, struct sw_aux_buf *buf)
 {
 	WRITE_ONCE(sa->writing, 1);
 	barrier();
-	sw_aux_fill(sw_aux_slot(buf, sa->pos), sa->seq++);
+	sw_aux_fill(sw_aux_slot(buf, sa->pos), sa->seq++, sa->event->ns);
 	barrier();
 	WRITE_ONCE(sa->pos, sa->pos + SW_AUX_RECORD_SIZE);
 	WRITE_ONCE(buf->filled, min(buf->filled + SW_AUX_RECORD_SIZE, buf->size));
@@ -172,12 +178,44 @@ stopped:
 	return false;
 }
 
+/*
+ * A tick that lands where the event excludes writes nothing, as cpu-clock
+ * takes no sample there: exclude_user, exclude_kernel (by the interrupted
+ * mode) and exclude_idle.
+ */
+static bool sw_aux_excluded(struct perf_event *event)
+{
+	struct pt_regs *regs = get_irq_regs();
+
+	if (event->attr.exclude_idle && is_idle_task(current))
+		return true;
+	if (!regs)
+		return false;
+	if (user_mode(regs))
+		return event->attr.exclude_user;
+	return event->attr.exclude_kernel;
+}
+
 static enum hrtimer_restart sw_aux_timer_fn(struct hrtimer *timer)
 {
 	struct sw_aux_event *sa = container_of(timer, struct sw_aux_event, timer);
+	struct perf_event *event = sa->event;
 
-	if (!sw_aux_tick(sa))
-		return HRTIMER_NORESTART;
+	if (!sw_aux_excluded(event)) {
+		/*
+		 * Throttled like any sampling event: past
+		 * perf_event_max_sample_rate / HZ records in a tick, the tick
+		 * (perf_adjust_freq_unthr_events()) starts the event again.
+		 */
+		if (perf_event_account_interrupt(event)) {
+			if (sa->buf)
+				sw_aux_output_end(sa, 0);
+			event->hw.state = PERF_HES_STOPPED;
+			return HRTIMER_NORESTART;
+		}
+		if (!sw_aux_tick(sa))
+			return HRTIMER_NORESTART;
+	}
 
 	hrtimer_forward_now(timer, ns_to_ktime(sa->period_ns));
 	return HRTIMER_RESTART;
@@ -192,6 +230,12 @@ static void sw_aux_start(struct perf_event *event, int flags)
 		return;
 	}
 
+	/*
+	 * No faster than perf_event_max_sample_rate, read at every start: the
+	 * core lowers it when sampling interrupts take too long.
+	 */
+	sa->period_ns = max_t(u64, sa->config_ns,
+			      NSEC_PER_SEC / READ_ONCE(sysctl_perf_event_sample_rate));
 	event->hw.state = 0;
 	hrtimer_start(&sa->timer, ns_to_ktime(sa->period_ns),
 		      HRTIMER_MODE_REL_PINNED_HARD);
@@ -336,7 +380,8 @@ static int sw_aux_event_init(struct perf_event *event)
 		return -ENOMEM;
 
 	sa->event = event;
-	sa->period_ns = period_us * NSEC_PER_USEC;
+	sa->config_ns = period_us * NSEC_PER_USEC;
+	sa->period_ns = sa->config_ns;
 	hrtimer_init(&sa->timer, CLOCK_MONOTONIC, HRTIMER_MODE_REL_HARD);
 	sa->timer.function = sw_aux_timer_fn;
 

@@ -17,6 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/elf.h>
 #include <linux/perf_event.h>
 #include <linux/perf_sw_aux.h>
@@ -24,6 +25,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -865,6 +867,214 @@ TEST_F(aux_sample, stress)
 		}
 	}
 	rb_close(&cycles);
+}
+
+/* Spin in user space for @ms milliseconds of CLOCK_MONOTONIC. */
+static void spin_ms(long ms)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+}
+
+#define MAX_SAMPLE_RATE	"/proc/sys/kernel/perf_event_max_sample_rate"
+
+static long read_sysctl(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	long v = -1;
+
+	if (f) {
+		if (fscanf(f, "%ld", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+static bool write_sysctl(const char *path, long v)
+{
+	FILE *f = fopen(path, "w");
+	bool ok;
+
+	if (!f)
+		return false;
+	ok = fprintf(f, "%ld\n", v) > 0;
+	return fclose(f) == 0 && ok;
+}
+
+/*
+ * The tick is no faster than perf_event_max_sample_rate: 10 us asked,
+ * 1000 Hz allowed, so 200 ms of spinning give about 200 records, not the
+ * 20000 of an unclamped tick.
+ */
+TEST_F(aux_sample, rate_clamped)
+{
+	struct aux_ctx *c = &self->c;
+	long saved = read_sysctl(MAX_SAMPLE_RATE);
+	uint64_t n;
+
+	ASSERT_GT(saved, 0);
+	if (!write_sysctl(MAX_SAMPLE_RATE, 1000))
+		SKIP(return, "cannot set %s (not root?)", MAX_SAMPLE_RATE);
+
+	if (open_leader(c, SW_AUX_PERIOD_MIN_US, 64, false, 0)) {
+		write_sysctl(MAX_SAMPLE_RATE, saved);
+		ASSERT_TRUE(false);
+	}
+	ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin_ms(200);
+	ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0);
+	n = read_count(c->leader.fd);
+	ASSERT_TRUE(write_sysctl(MAX_SAMPLE_RATE, saved));
+
+	TH_LOG("%llu records in 200 ms at a 1000 Hz limit",
+	       (unsigned long long)n);
+	ASSERT_GT(n, 0);
+	/* 200 at most, with room for a start that lands mid-period. */
+	ASSERT_LE(n, 210);
+}
+
+/* Open a sw_aux event on @pid, wait for @nr records, check pid/tid. */
+static int ns_check_records(size_t page_size, uint32_t type, pid_t pid,
+			    pid_t want_pid, pid_t want_tid)
+{
+	struct perf_event_attr attr;
+	struct rb rb = { .fd = -1 };
+	const struct sw_aux_record *r;
+	uint64_t i, nr;
+	int ret = 1;
+
+	sw_aux_attr(&attr, type, 100);
+	rb.fd = sys_perf_event_open(&attr, pid, -1, -1);
+	if (rb.fd < 0 || rb_map(&rb, page_size, 4, false))
+		goto out;
+	ioctl(rb.fd, PERF_EVENT_IOC_ENABLE, 0);
+	if (pid)
+		while (__atomic_load_n(&rb.page->aux_head, __ATOMIC_ACQUIRE) < 4 * REC)
+			usleep(1000);
+	else
+		spin(&rb.page->aux_head, 4 * REC);
+	ioctl(rb.fd, PERF_EVENT_IOC_DISABLE, 0);
+
+	nr = rb.page->aux_head / REC;
+	ret = 0;
+	for (i = 0; i < nr; i++) {
+		r = (void *)((uint8_t *)rb.aux + i * REC);
+		if (r->pid != (uint32_t)want_pid || r->tid != (uint32_t)want_tid) {
+			fprintf(stderr, "record %llu: pid/tid %u/%u, want %d/%d\n",
+				(unsigned long long)i, r->pid, r->tid,
+				want_pid, want_tid);
+			ret = 1;
+		}
+	}
+out:
+	rb_close(&rb);
+	return ret;
+}
+
+/*
+ * pid and tid are given in the pid namespace of the event's owner: a task
+ * in a new namespace sees itself as 1, and the parent that opens an event
+ * on that task sees the pid it knows it by.
+ */
+TEST_F(aux_sample, pid_namespace)
+{
+	struct aux_ctx *c = &self->c;
+	int ready[2], done[2], status, outside;
+	pid_t middle, inner;
+	char b;
+
+	ASSERT_EQ(pipe(ready), 0);
+	ASSERT_EQ(pipe(done), 0);
+	middle = fork();
+	ASSERT_GE(middle, 0);
+	if (!middle) {
+		if (unshare(CLONE_NEWPID))
+			_exit(errno == EPERM ? 4 : errno == EINVAL ? 5 : 3);
+		inner = fork();
+		if (inner < 0)
+			_exit(3);
+		if (!inner) {
+			/* pid 1 of the new namespace, its own event first */
+			if (getpid() != 1 ||
+			    ns_check_records(c->page_size, c->type, 0, 1, 1))
+				_exit(1);
+			/* then spin while the parent's event watches us */
+			fcntl(done[0], F_SETFL, O_NONBLOCK);
+			if (write(ready[1], "r", 1) != 1)
+				_exit(3);
+			while (read(done[0], &b, 1) != 1)
+				;
+			_exit(0);
+		}
+		if (read(ready[0], &b, 1) != 1)
+			_exit(3);
+		outside = ns_check_records(c->page_size, c->type, inner, inner,
+					   inner);
+		if (write(done[1], "d", 1) != 1)
+			_exit(3);
+		if (waitpid(inner, &status, 0) != inner || !WIFEXITED(status))
+			_exit(3);
+		_exit(WEXITSTATUS(status) ? WEXITSTATUS(status) : outside ? 2 : 0);
+	}
+	ASSERT_EQ(waitpid(middle, &status, 0), middle);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 4)
+		SKIP(return, "no CAP_SYS_ADMIN for a new pid namespace");
+	if (WEXITSTATUS(status) == 5)
+		SKIP(return, "no pid namespaces (CONFIG_PID_NS=n)");
+	/* 1: wrong ids in the namespace, 2: wrong ids seen from outside */
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+}
+
+/*
+ * Records are written while the task is on a CPU: with exclude_kernel
+ * (as here) only where the tick interrupted user mode, so a 100 ms sleep,
+ * entered and left in the kernel, adds at most the ticks of the few user
+ * instructions around it; without it, the kernel's way into and out of
+ * the sleep too, but still nothing while the task is off the CPU.
+ */
+TEST_F(aux_sample, exclude_kernel_sleep)
+{
+	struct aux_ctx *c = &self->c;
+	struct perf_event_attr attr;
+	const struct timespec ms100 = { .tv_nsec = 100000000 };
+	uint64_t before, after;
+
+	ASSERT_EQ(open_leader(c, 100, 64, false, 0), 0);
+	ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin(&c->leader.page->aux_head, 4 * REC);
+	before = read_count(c->leader.fd);
+	nanosleep(&ms100, NULL);
+	after = read_count(c->leader.fd);
+	ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0);
+	TH_LOG("exclude_kernel: %llu records over a 100 ms sleep",
+	       (unsigned long long)(after - before));
+	ASSERT_LE(after - before, 2);
+	rb_close(&c->leader);
+
+	/* With the kernel included: far below the 1000 ticks of 100 ms. */
+	sw_aux_attr(&attr, c->type, 100);
+	attr.exclude_kernel = 0;
+	c->leader.fd = sys_perf_event_open(&attr, 0, -1, -1);
+	if (c->leader.fd < 0 && errno == EACCES)
+		SKIP(return, "kernel-mode ticks not allowed (perf_event_paranoid)");
+	ASSERT_GE(c->leader.fd, 0);
+	ASSERT_EQ(rb_map(&c->leader, c->page_size, 64, false), 0);
+	ioctl(c->leader.fd, PERF_EVENT_IOC_ENABLE, 0);
+	spin(&c->leader.page->aux_head, 4 * REC);
+	before = read_count(c->leader.fd);
+	nanosleep(&ms100, NULL);
+	after = read_count(c->leader.fd);
+	ioctl(c->leader.fd, PERF_EVENT_IOC_DISABLE, 0);
+	TH_LOG("kernel included: %llu records over a 100 ms sleep",
+	       (unsigned long long)(after - before));
+	ASSERT_LT(after - before, 100);
 }
 
 TEST_HARNESS_MAIN
