@@ -7,6 +7,7 @@
 #define _GNU_SOURCE
 
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdbool.h>
@@ -15,9 +16,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -682,6 +686,210 @@ TEST_F(uevent, full_buffer_lost)
 	check_uevent(_metadata, self->buf, getpid(), sys_gettid(),
 		     4, &n, sizeof(n));
 	ASSERT_FALSE(rb_read(&self->rb[0], &pos, self->buf));
+}
+
+/*
+ * A listener learns who wrote each record from its sample_id: uevents
+ * without sample_id_all and PERF_SAMPLE_TID are refused.
+ */
+TEST_F(uevent, needs_sample_id)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	init_attr(&attr, true);
+	attr.sample_id_all = 0;
+	ASSERT_EQ(-1, syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0));
+	ASSERT_EQ(EINVAL, errno);
+
+	init_attr(&attr, true);
+	attr.sample_type = PERF_SAMPLE_TIME;
+	ASSERT_EQ(-1, syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0));
+	ASSERT_EQ(EINVAL, errno);
+
+	/* Without uevents neither is needed. */
+	init_attr(&attr, false);
+	attr.sample_id_all = 0;
+	attr.sample_type = PERF_SAMPLE_TIME;
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+
+	init_attr(&attr, true);
+	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+	ASSERT_LE(0, fd);
+	close(fd);
+}
+
+static uint64_t now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+#define FLOOD_CALLS	200
+
+/*
+ * One thread writing 4 KiB records as fast as it can into a CPU-wide
+ * listener: the listener gets at most the burst plus the rate over the
+ * time it took, every other record is reported lost, and a cpu-clock
+ * sampling event in the same buffer keeps its samples. A listener on the
+ * writer's own task gets every record.
+ */
+TEST_F(uevent, flood)
+{
+	static uint8_t payload[PERF_UEVENT_MAX_SIZE];
+	const uint64_t rec_bytes = 16 + PERF_UEVENT_MAX_SIZE;
+	uint64_t pos = 0, got = 0, lost = 0, samples = 0, own = 0;
+	uint64_t t0, t1, allowed, i;
+	struct perf_event_attr attr;
+	int cpu, fd;
+
+	ASSERT_EQ(1, pin_cpus(1, &cpu));
+	fill(payload, sizeof(payload), 5);
+
+	init_attr(&attr, true);
+	if (rb_open(&self->rb[0], &attr, -1, cpu, 64)) {
+		if (errno == EACCES || errno == EPERM)
+			SKIP(return, "CPU-wide events need paranoid <= 0 or CAP_PERFMON");
+		ASSERT_EQ(0, errno);
+	}
+	/* cpu-clock samples every 1 ms into the same buffer */
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_CPU_CLOCK;
+	attr.sample_period = 1000000;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_TIME;
+	attr.sample_id_all = 1;
+	fd = syscall(__NR_perf_event_open, &attr, -1, cpu, -1, 0);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_SET_OUTPUT, self->rb[0].fd));
+
+	/* The writer's own task listener: 200 records of 4 KiB fit 1 MiB. */
+	init_attr(&attr, true);
+	ASSERT_EQ(0, rb_open(&self->rb[1], &attr, 0, -1, 256));
+
+	t0 = now_ns();
+	for (i = 0; i < FLOOD_CALLS; i++)
+		ASSERT_EQ(0, perf_uevent(11, payload, sizeof(payload)));
+	t1 = now_ns();
+	/* let the sampler run while nothing floods */
+	while (now_ns() - t1 < 20000000)
+		;
+	close(fd);
+
+	while (rb_read(&self->rb[0], &pos, self->buf)) {
+		struct perf_event_header *h = (void *)self->buf;
+
+		if (h->type == PERF_RECORD_LOST)
+			lost += ((struct lost_record *)self->buf)->lost;
+		else if (h->type == PERF_RECORD_SAMPLE)
+			samples++;
+		else if (h->type == PERF_RECORD_UEVENT &&
+			 record_id(self->buf)->tid == (uint32_t)sys_gettid())
+			got++;
+	}
+	pos = 0;
+	while (rb_read(&self->rb[1], &pos, self->buf))
+		own += ((struct perf_event_header *)self->buf)->type ==
+		       PERF_RECORD_UEVENT;
+
+	allowed = (PERF_UEVENT_CPU_BURST +
+		   (t1 - t0) * PERF_UEVENT_CPU_RATE / 1000000000ULL) / rec_bytes + 1;
+	TH_LOG("%llu calls in %llu us: %llu written, %llu lost, %llu allowed, %llu samples",
+	       (unsigned long long)FLOOD_CALLS,
+	       (unsigned long long)(t1 - t0) / 1000, (unsigned long long)got,
+	       (unsigned long long)lost, (unsigned long long)allowed,
+	       (unsigned long long)samples);
+	/* The burst always gets through: 65536 / 4112 bytes = 15 records. */
+	ASSERT_LE(PERF_UEVENT_CPU_BURST / rec_bytes, got);
+	ASSERT_LE(got, allowed);
+	/* Other writers on the CPU may add to lost, never take from it. */
+	ASSERT_LE(FLOOD_CALLS - got, lost);
+	ASSERT_LT(0, samples);
+	ASSERT_EQ(FLOOD_CALLS, own);
+}
+
+/*
+ * A CPU-wide listener scoped to a cgroup gets the records of writers in
+ * that cgroup only (or below it).
+ */
+TEST_F(uevent, cgroup_scope)
+{
+	static const char inside[] = "inside the cgroup", outside[] = "outside";
+	char dir[] = "/tmp/uevent-cgroup-XXXXXX", path[128], pid[16];
+	struct perf_event_attr attr;
+	int cpu, cgfd, procs, n_in = 0, n_out = 0;
+	uint64_t pos = 0;
+	bool mounted = false;
+
+	ASSERT_EQ(1, pin_cpus(1, &cpu));
+	ASSERT_NE(NULL, mkdtemp(dir));
+	if (mount("none", dir, "cgroup2", 0, NULL)) {
+		rmdir(dir);
+		SKIP(return, "cannot mount cgroup2: %s", strerror(errno));
+	}
+	mounted = true;
+	snprintf(path, sizeof(path), "%s/uevent-test", dir);
+	ASSERT_EQ(0, mkdir(path, 0755));
+	cgfd = open(path, O_RDONLY | O_DIRECTORY);
+	ASSERT_LE(0, cgfd);
+
+	init_attr(&attr, true);
+	self->rb[0].fd = syscall(__NR_perf_event_open, &attr, cgfd, cpu, -1,
+				 PERF_FLAG_PID_CGROUP | PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, self->rb[0].fd);
+	self->rb[0].map_size = 5 * sysconf(_SC_PAGESIZE);
+	self->rb[0].page = mmap(NULL, self->rb[0].map_size,
+				PROT_READ | PROT_WRITE, MAP_SHARED,
+				self->rb[0].fd, 0);
+	ASSERT_NE(MAP_FAILED, self->rb[0].page);
+
+	/* Outside first, then move in and write again. */
+	ASSERT_EQ(0, perf_uevent_text(outside));
+	snprintf(path, sizeof(path), "%s/uevent-test/cgroup.procs", dir);
+	procs = open(path, O_WRONLY);
+	ASSERT_LE(0, procs);
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	ASSERT_LT(0, write(procs, pid, strlen(pid)));
+	ASSERT_EQ(0, perf_uevent_text(inside));
+	/* Back to the root cgroup before anything can fail. */
+	snprintf(path, sizeof(path), "%s/cgroup.procs", dir);
+	close(procs);
+	procs = open(path, O_WRONLY);
+	ASSERT_LE(0, procs);
+	ASSERT_LT(0, write(procs, pid, strlen(pid)));
+	close(procs);
+	ASSERT_EQ(0, perf_uevent_text(outside));
+
+	while (rb_read(&self->rb[0], &pos, self->buf)) {
+		struct uevent_record *rec = (void *)self->buf;
+
+		if (rec->header.type != PERF_RECORD_UEVENT)
+			continue;
+		if (record_id(self->buf)->pid != (uint32_t)getpid())
+			continue;
+		if (rec->size == strlen(inside) &&
+		    !memcmp(rec->data, inside, rec->size)) {
+			check_uevent(_metadata, self->buf, getpid(), sys_gettid(),
+				     PERF_UEVENT_TYPE_TEXT, inside, strlen(inside));
+			n_in++;
+		} else {
+			n_out++;
+		}
+	}
+	close(cgfd);
+	rb_close(&self->rb[0]);
+	snprintf(path, sizeof(path), "%s/uevent-test", dir);
+	rmdir(path);
+	if (mounted)
+		umount(dir);
+	rmdir(dir);
+	ASSERT_EQ(1, n_in);
+	ASSERT_EQ(0, n_out);
 }
 
 TEST_HARNESS_MAIN
