@@ -229,8 +229,9 @@ def main():
                     continue
                 flo, fhi = fa[2]
                 if lo <= fhi and flo <= hi:
+                    theirs = f"{flo}" if flo == fhi else f"{flo}-{fhi}"
                     failures.append(f"{space} {name} = {ours_s} collides with upstream "
-                                    f"{fa[1]} = {flo}-{fhi} ({fa[3]}: {fa[4]})")
+                                    f"{fa[1]} = {theirs} ({fa[3]}: {fa[4]})")
                     verdict = f"FAIL: collides with {fa[1]} ({fa[3]})"
         print(f"{space:18} {name:32} {ours_s:>22}  {verdict}")
 
