@@ -106,19 +106,24 @@ static uint32_t attr_size(void *attr)
 static void burn_cpu(unsigned int ms)
 {
 	struct timespec start, now;
-	volatile unsigned long n = 0;
+	unsigned long n = 0;
 
 	clock_gettime(CLOCK_MONOTONIC, &start);
 	do {
 		for (int i = 0; i < 100000; i++)
-			n++;
+			asm ("" : "+r" (n) : "r" (i));	/* not optimized away */
 		clock_gettime(CLOCK_MONOTONIC, &now);
 	} while ((now.tv_sec - start.tv_sec) * 1000 +
 		 (now.tv_nsec - start.tv_nsec) / 1000000 < ms);
 }
 
+/* The cases are named upstream_layout.* */
+FIXTURE(upstream_layout) {};
+FIXTURE_SETUP(upstream_layout) {}
+FIXTURE_TEARDOWN(upstream_layout) {}
+
 /* The parts of the layout a mainline program relies on */
-TEST(layout)
+TEST_F(upstream_layout, layout)
 {
 	struct perf_event_attr attr;
 	uint64_t flags;
@@ -146,7 +151,7 @@ TEST(layout)
 }
 
 /* A 144-byte attr opens, samples into the ring buffer and reads */
-TEST(sample_and_read)
+TEST_F(upstream_layout, sample_and_read)
 {
 	struct {
 		uint64_t value, enabled, running, id;
@@ -219,7 +224,7 @@ TEST(sample_and_read)
 }
 
 /* Every older size opens too, reading no byte past it */
-TEST(older_sizes)
+TEST_F(upstream_layout, older_sizes)
 {
 	static const uint32_t sizes[] = {
 		PERF_ATTR_SIZE_VER0, PERF_ATTR_SIZE_VER1, PERF_ATTR_SIZE_VER2,
@@ -227,7 +232,7 @@ TEST(older_sizes)
 		PERF_ATTR_SIZE_VER6, PERF_ATTR_SIZE_VER7, PERF_ATTR_SIZE_VER8,
 	};
 
-	for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		void *attr = upstream_attr(sizes[i]);
 
 		ASSERT_NE(attr, NULL);
@@ -240,7 +245,7 @@ TEST(older_sizes)
  * 6.12 knows no PMU that uses config4: a non-zero config4 is refused as a
  * byte past the 136 bytes 6.12 knows, with E2BIG and attr.size set to 136.
  */
-TEST(config4_e2big)
+TEST_F(upstream_layout, config4_e2big)
 {
 	uint64_t config4 = 1;
 	void *attr = upstream_attr(UPSTREAM_ATTR_SIZE);
@@ -253,7 +258,7 @@ TEST(config4_e2big)
 }
 
 /* So is a field of mainline's next attr size (VER10, 152 bytes) */
-TEST(next_size_e2big)
+TEST_F(upstream_layout, next_size_e2big)
 {
 	void *attr = upstream_attr(UPSTREAM_ATTR_SIZE + 8);
 
@@ -266,7 +271,7 @@ TEST(next_size_e2big)
 }
 
 /* Mainline's next flag bit (40) is reserved here: EINVAL, as in 6.12 */
-TEST(next_flag_einval)
+TEST_F(upstream_layout, next_flag_einval)
 {
 	uint64_t flags;
 	void *attr = upstream_attr(UPSTREAM_ATTR_SIZE);
@@ -281,7 +286,7 @@ TEST(next_flag_einval)
 }
 
 /* Mainline's next sample type (bit 25) is unknown here: EINVAL */
-TEST(next_sample_bit_einval)
+TEST_F(upstream_layout, next_sample_bit_einval)
 {
 	struct perf_event_attr *attr = upstream_attr(UPSTREAM_ATTR_SIZE);
 
@@ -292,7 +297,7 @@ TEST(next_sample_bit_einval)
 }
 
 /* __reserved_2 is still reserved: EINVAL */
-TEST(reserved_2_einval)
+TEST_F(upstream_layout, reserved_2_einval)
 {
 	struct perf_event_attr *attr = upstream_attr(UPSTREAM_ATTR_SIZE);
 

@@ -24,19 +24,26 @@ if ! perf record -o "$tmpdir/sw.data" -e sw_aux// -- perf test -w noploop \
 	exit 1
 fi
 
-# "OFFSET [SIZE]: PERF_RECORD_AUXTRACE_INFO type: N"
-info() {
-	perf report -D -i "$1" 2>/dev/null | grep -m1 ': PERF_RECORD_AUXTRACE_INFO type:'
-}
-
-line=$(info "$tmpdir/sw.data")
+# The file offset of the PERF_RECORD_AUXTRACE_INFO record (type 70), from
+# the raw dump's "OFFSET@FILE [SIZE]: event: 70" line; its auxtrace type is
+# the u32 after the 8-byte record header.
+line=$(perf report -D -i "$tmpdir/sw.data" 2>/dev/null | grep -m1 ': event: 70$')
 case $line in
-*" type: 1398227288"*) ;;
+0x*@*) offset=$(( ${line%%@*} + 8 )) ;;
 *)
-	echo "FAIL: no sw_aux (0x53574158) PERF_RECORD_AUXTRACE_INFO: '$line'"
+	echo "FAIL: no PERF_RECORD_AUXTRACE_INFO in the sw_aux recording"
 	exit 1
 	;;
 esac
+auxtrace_type() {
+	od -A n -t u4 -j $offset -N 4 "$1" | tr -d ' '
+}
+
+type=$(auxtrace_type "$tmpdir/sw.data")
+if [ "$type" != 1398227288 ]; then
+	echo "FAIL: the sw_aux recording has auxtrace type $type, not 0x53574158"
+	exit 1
+fi
 if ! perf script -i "$tmpdir/sw.data" >"$tmpdir/sw.out" 2>"$tmpdir/sw.err" ||
    ! grep -q 'sw_aux-tick' "$tmpdir/sw.out"; then
 	cat "$tmpdir/sw.err"
@@ -44,19 +51,14 @@ if ! perf script -i "$tmpdir/sw.data" >"$tmpdir/sw.out" 2>"$tmpdir/sw.err" ||
 	exit 1
 fi
 
-# The type is the u32 after the 8-byte header of the record.
-offset=$(( ${line%% *} + 8 ))
 cp "$tmpdir/sw.data" "$tmpdir/vpa.data"
 printf '\007\000\000\000' |
 	dd of="$tmpdir/vpa.data" bs=1 seek=$offset conv=notrunc 2>/dev/null
-line=$(info "$tmpdir/vpa.data")
-case $line in
-*" type: 7") ;;
-*)
-	echo "FAIL: the type was not changed to 7: '$line'"
+type=$(auxtrace_type "$tmpdir/vpa.data")
+if [ "$type" != 7 ]; then
+	echo "FAIL: the type was not changed to 7: $type"
 	exit 1
-	;;
-esac
+fi
 
 if perf script -i "$tmpdir/vpa.data" >"$tmpdir/vpa.out" 2>"$tmpdir/vpa.err"; then
 	echo "FAIL: perf script accepted AUX area data of type 7"

@@ -13,7 +13,9 @@
 #   with the same samples as this perf reads;
 # - a --tls-user recording is refused by it, for the reason documented in
 #   Documentation/userspace-api/perf_abi_numbers.rst: its read_attr() finds
-#   a 272-byte attr, "more recent and unsupported ABI (144 bytes extra)".
+#   a 272-byte attr, "more recent and unsupported ABI (144 bytes extra)";
+# - a --uevents recording makes its perf script warn about a reserved attr
+#   bit and stop, with an error, at the first record type it does not know.
 
 old=${OLD_PERF:-/usr/bin/perf}
 if [ ! -x "$old" ]; then
@@ -39,10 +41,12 @@ perf evlist -v -i "$tmpdir/plain.data" 2>/dev/null | head -n 1
 
 # script NAME PERF: the samples PERF reads from NAME, one line each
 script() {
-	"$2" script -i "$tmpdir/$1" -F tid,time,event >"$tmpdir/$1.$3" 2>"$tmpdir/script.err"
+	"$2" script -i "$tmpdir/$1" -F tid,time,event 2>"$tmpdir/script.err" |
+		sed 's/^ *//; s/  */ /g' >"$tmpdir/$1.$3"
 }
 
-if ! script plain.data perf new || ! script plain.data "$old" old; then
+if ! script plain.data perf new || ! script plain.data "$old" old ||
+   [ -s "$tmpdir/script.err" ]; then
 	cat "$tmpdir/script.err"
 	echo "FAIL: perf script"
 	exit 1
@@ -71,4 +75,25 @@ if ! grep -q 'file uses a more recent and unsupported ABI (144 bytes extra)' "$t
 	exit 1
 fi
 echo "--tls-user recording: $old says: $(grep -m1 'unsupported ABI' "$tmpdir/old.err")"
+
+# --uevents sets flag bit 63, reserved for perf 6.1, and writes
+# PERF_RECORD_UEVENT (63), a record type it does not know: its perf script
+# warns, and stops at the first such record with an error.
+if ! perf record -o "$tmpdir/uevent.data" -e cpu-clock -c 1000000 --uevents -- \
+		perf test -w uevent >"$tmpdir/record.log" 2>&1; then
+	cat "$tmpdir/record.log"
+	echo "FAIL: perf record --uevents"
+	exit 1
+fi
+if "$old" script -i "$tmpdir/uevent.data" >/dev/null 2>"$tmpdir/old.err"; then
+	echo "FAIL: $old read PERF_RECORD_UEVENT records without an error"
+	exit 1
+fi
+if ! grep -q 'Reserved bits are set unexpectedly' "$tmpdir/old.err" ||
+   ! grep -q 'Found [0-9]* unknown events' "$tmpdir/old.err"; then
+	cat "$tmpdir/old.err"
+	echo "FAIL: $old refused the --uevents file for another reason"
+	exit 1
+fi
+echo "--uevents recording: $old says: $(grep -m1 'unknown events' "$tmpdir/old.err")"
 exit 0
