@@ -4,7 +4,7 @@
 ARCH ?= x86_64
 S := scripts
 
-.PHONY: check demo bench deps tree assemble export series roundtrip \
+.PHONY: check demo bench deps tree assemble export series roundtrip abi-check \
 	kernel perf selftests build vm test fresh clean help
 
 help:
@@ -15,6 +15,7 @@ help:
 	@echo "make assemble    apply the series to build/linux (branch 'series')"
 	@echo "make export      write build/linux's commits back to patches/ and the overlays"
 	@echo "make roundtrip   assemble + export must change no byte"
+	@echo "make abi-check   no ABI number of the series is one upstream has or takes next"
 	@echo "make build       kernel, perf and kselftests for ARCH=$(ARCH)"
 	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
 	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR]  run one command in a guest"
@@ -46,6 +47,9 @@ series: tree
 
 roundtrip: tree
 	$S/series.sh roundtrip
+
+abi-check: assemble
+	python3 $S/abi-check.py build/linux $S/upstream-abi.tsv
 
 kernel: assemble
 	$S/build-kernel.sh $(ARCH)

@@ -35,7 +35,7 @@ struct variant {
 
 #define PLAIN (PERF_SAMPLE_IP | PERF_SAMPLE_TID | PERF_SAMPLE_TIME)
 
-#ifdef PERF_ATTR_SIZE_VER9	/* PERF_SAMPLE_TLS_USER is an enum constant */
+#ifdef PERF_ATTR_SIZE_EXT0	/* the series' attr fields, PERF_SAMPLE_TLS_USER among them */
 /*
  * PERF_SAMPLE_TLS_USER: 256 bytes of static TLS read directly, and the
  * same size behind a TLS pointer (the OpenTelemetry thread-context shape).
@@ -74,7 +74,7 @@ static const struct variant variants[] = {
 	{ "plain", PLAIN, NULL },
 	/* plain again: its ratio to plain is the noise of the measurement */
 	{ "plain_again", PLAIN, NULL },
-#ifdef PERF_ATTR_SIZE_VER9	/* PERF_SAMPLE_TLS_USER is an enum constant */
+#ifdef PERF_ATTR_SIZE_EXT0	/* the series' attr fields, PERF_SAMPLE_TLS_USER among them */
 	{ "tls32", PLAIN | PERF_SAMPLE_TLS_USER, tls32 },
 	{ "tls256", PLAIN | PERF_SAMPLE_TLS_USER, tls256 },
 	{ "tls32_deref", PLAIN | PERF_SAMPLE_TLS_USER, tls32_deref },

@@ -54,4 +54,17 @@ if [ -d /sys/bus/event_source/devices/sw_aux ] &&
 else
 	echo "(not available in this build)"
 fi
+
+section "beside upstream: perf.data without the series' features is read by other perfs (Debian's 6.1 here)"
+# The series' numbers stay out of upstream's way, and perf writes attrs no
+# larger than their non-zero bytes (Documentation/userspace-api/perf_abi_numbers.rst).
+printf '$ perf evlist -v -i /tmp/plain.data | head -n 1\n'
+perf evlist -v -i /tmp/plain.data | head -n 1
+if [ -x /usr/bin/perf ] && [ "$(/usr/bin/perf --version)" != "$(perf --version)" ]; then
+	printf '$ /usr/bin/perf --version; /usr/bin/perf script -i /tmp/plain.data -F comm,tid,time,ip,sym | head -n 4\n'
+	/usr/bin/perf --version
+	/usr/bin/perf script -i /tmp/plain.data -F comm,tid,time,ip,sym 2>&1 | head -n 4
+	printf '$ /usr/bin/perf script -v -i /tmp/tls.data  # 272-byte attrs (--tls-user)\n'
+	/usr/bin/perf script -v -i /tmp/tls.data 2>&1 | grep -m 2 'ABI\|incompatible'
+fi
 exit 0

@@ -600,8 +600,8 @@ TEST_F(deferred_callchain, attr_flags)
 		ASSERT_EQ(f2 ^ flags, 3ULL << 38);
 	}
 
-	/* The top of __reserved_1 is still reserved: EINVAL. */
-	flags |= 1ULL << 63;
+	/* The next bit, upstream's next flag, is still reserved: EINVAL. */
+	flags |= 1ULL << 40;
 	memcpy((char *)&attr + offsetof(struct perf_event_attr, read_format) + 8,
 	       &flags, 8);
 	fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);

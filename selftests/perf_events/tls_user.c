@@ -1119,7 +1119,11 @@ TEST_F(tls_user, bad_attr)
 	EXPECT_EQ(open_errno(&attr), 0);
 }
 
-/* PERF_ATTR_SIZE_VER9 covers the new fields; older sizes leave them 0. */
+/*
+ * The TLS fields start at PERF_ATTR_EXT_OFFSET, after mainline's config4
+ * and the room left to mainline's next sizes; PERF_ATTR_SIZE_EXT0 covers
+ * them, and smaller sizes leave them 0.
+ */
 TEST_F(tls_user, attr_size)
 {
 	struct {
@@ -1128,14 +1132,36 @@ TEST_F(tls_user, attr_size)
 	} big;
 	struct perf_event_attr attr;
 
-	ASSERT_EQ(sizeof(attr), PERF_ATTR_SIZE_VER9);
-	ASSERT_EQ(offsetof(struct perf_event_attr, tls_user_offset), PERF_ATTR_SIZE_VER8);
+	ASSERT_EQ(sizeof(attr), PERF_ATTR_SIZE_EXT0);
+	ASSERT_EQ(offsetof(struct perf_event_attr, config4), PERF_ATTR_SIZE_VER8);
+	ASSERT_EQ(PERF_ATTR_SIZE_VER9, 144);
+	ASSERT_EQ(offsetof(struct perf_event_attr, tls_user_offset), PERF_ATTR_EXT_OFFSET);
+	ASSERT_EQ(offsetof(struct perf_event_attr, tls_user_flags), 260);
+	ASSERT_EQ(offsetof(struct perf_event_attr, tls_user_deref_offset), 262);
+	ASSERT_EQ(offsetof(struct perf_event_attr, sample_tls_user), 264);
 
-	/* VER8 ends before tls_user_offset: what lies beyond is not read. */
+	/* VER9 ends before the TLS fields: sample_tls_user reads as 0. */
 	tls_attr(&attr, 8, 0, 0, 0);
-	attr.size = PERF_ATTR_SIZE_VER8;
+	attr.size = PERF_ATTR_SIZE_VER9;
+	EXPECT_EQ(open_errno(&attr), EINVAL);
+	attr.sample_type &= ~PERF_SAMPLE_TLS_USER;
 	attr.tls_user_deref_offset = 8;
 	EXPECT_EQ(open_errno(&attr), 0);
+
+	/* The rest of the TLS block is reserved. */
+	tls_attr(&attr, 8, 0, 0, 0);
+	attr.__reserved_tls[2] = 1;
+	EXPECT_EQ(open_errno(&attr), EINVAL);
+
+	/* Mainline's part past VER8 is refused as unknown, size set to VER8. */
+	tls_attr(&attr, 8, 0, 0, 0);
+	attr.config4 = 1;
+	EXPECT_EQ(open_errno(&attr), E2BIG);
+	EXPECT_EQ(attr.size, PERF_ATTR_SIZE_VER8);
+	tls_attr(&attr, 8, 0, 0, 0);
+	attr.__reserved_upstream[13] = 1;
+	EXPECT_EQ(open_errno(&attr), E2BIG);
+	EXPECT_EQ(attr.size, PERF_ATTR_SIZE_VER8);
 
 	/* A larger attr is fine while its tail is zero. */
 	memset(&big, 0, sizeof(big));
@@ -1144,6 +1170,7 @@ TEST_F(tls_user, attr_size)
 	EXPECT_EQ(open_errno(&big.attr), 0);
 	big.tail = 1;
 	EXPECT_EQ(open_errno(&big.attr), E2BIG);
+	EXPECT_EQ(big.attr.size, PERF_ATTR_SIZE_EXT0);
 }
 
 TEST_HARNESS_MAIN
