@@ -1139,7 +1139,7 @@ static long tracepoint_id(const char *name)
 	ssize_t n;
 	int fd;
 
-	for (i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(roots); i++) {
 		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], name);
 		fd = open(path, O_RDONLY);
 		if (fd < 0)
