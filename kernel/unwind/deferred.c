@@ -15,6 +15,7 @@
 #include <linux/unwind_deferred.h>
 #include <linux/task_work.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/hardirq.h>
 #include <linux/percpu.h>
@@ -46,17 +47,17 @@ static void unwind_deferred_run(struct unwind_task_info *info)
 {
 	struct unwind_work *work = READ_ONCE(unwind_deferred_work);
 	struct unwind_stacktrace trace = { };
-	unsigned int max;
 	u64 cookie;
 
 	/*
-	 * Clear the cookie first: a request from here on (an interrupt taken
-	 * before the return to user space) takes a new cookie and queues a
-	 * new unwind, so every cookie handed out gets exactly one callback.
-	 * Requests made before this point are served by this unwind; the
-	 * user stack has not changed since they were made.
+	 * The cookie stays: a request from here until the return to user
+	 * space (an interrupt taken while this runs, a fault of the walk
+	 * below) gets the same cookie and queues nothing, so there is at
+	 * most one unwind per kernel entry and task_work_run() cannot be
+	 * kept busy by samples taken during the delivery.
 	 */
-	cookie = xchg(&info->cookie, 0);
+	WRITE_ONCE(info->pending, 0);
+	cookie = READ_ONCE(info->cookie);
 	if (WARN_ON_ONCE(!cookie) || !work)
 		return;
 
@@ -64,13 +65,17 @@ static void unwind_deferred_run(struct unwind_task_info *info)
 	if (!current->mm)
 		return;
 
-	max = READ_ONCE(info->max_entries);
-	trace.entries = kmalloc_array(max, sizeof(long), GFP_KERNEL);
+	if (!info->entries)
+		info->entries = kmalloc_array(UNWIND_MAX_ENTRIES,
+					      sizeof(*info->entries),
+					      GFP_KERNEL);
+	trace.entries = info->entries;
 	if (trace.entries)
-		unwind_user_fp(&trace, max);
+		unwind_user_fp(&trace, min_t(unsigned int,
+					     READ_ONCE(info->max_entries),
+					     UNWIND_MAX_ENTRIES));
 
 	work->func(work, &trace, cookie);
-	kfree(trace.entries);
 }
 
 static void unwind_deferred_task_work(struct callback_head *head)
@@ -81,17 +86,20 @@ static void unwind_deferred_task_work(struct callback_head *head)
 /**
  * unwind_deferred_request - ask for the current task's user stack
  * @work:	the registered unwind_work whose callback receives the trace
- * @max_entries: maximum number of entries the caller wants
+ * @max_entries: maximum number of entries the caller wants; the unwind
+ *		never stores more than UNWIND_MAX_ENTRIES
  * @cookie:	returns the cookie of this kernel entry
  *
  * Callable from any context, NMI included.  The callback runs in task
  * context before the task returns to user space (or at exec or exit, see
- * unwind_deferred_flush()), once per cookie.
+ * unwind_deferred_flush()), once per cookie.  The cookie is the same for
+ * every request until the task returns to user space, also for requests
+ * made after the unwind ran: those get no second unwind.
  *
- * Return: 0 if a new unwind was queued, 1 if one was already queued for
- * this entry (@cookie is then the same as for that request), or a negative
- * errno if the unwind cannot be deferred and the caller must fall back to
- * an immediate unwind.
+ * Return: 0 if a new unwind was queued, 1 if this entry already has one,
+ * queued or done (@cookie is then the same as for that request), or a
+ * negative errno if the unwind cannot be deferred and the caller must
+ * fall back to an immediate unwind.
  */
 int unwind_deferred_request(struct unwind_work *work, unsigned int max_entries,
 			    u64 *cookie)
@@ -116,6 +124,7 @@ int unwind_deferred_request(struct unwind_work *work, unsigned int max_entries,
 	if (!max_entries)
 		return -EINVAL;
 
+	max_entries = min_t(unsigned int, max_entries, UNWIND_MAX_ENTRIES);
 	old_max = READ_ONCE(info->max_entries);
 	while (old_max < max_entries &&
 	       !try_cmpxchg(&info->max_entries, &old_max, max_entries))
@@ -127,6 +136,10 @@ int unwind_deferred_request(struct unwind_work *work, unsigned int max_entries,
 		return 1;
 	}
 
+	/* A task that is being killed queues no new work. */
+	if (fatal_signal_pending(current))
+		return -EINTR;
+
 	new = unwind_next_cookie();
 	if (!try_cmpxchg(&info->cookie, &old, new)) {
 		/* An NMI nested in this request queued the unwind. */
@@ -135,12 +148,16 @@ int unwind_deferred_request(struct unwind_work *work, unsigned int max_entries,
 	}
 
 	/*
-	 * The non-zero cookie marks info->work as queued; nothing else adds
-	 * it until unwind_deferred_run() clears the cookie again.
+	 * Only the request that set the cookie of this entry gets here, so
+	 * info->work is added at most once per entry, and never while it is
+	 * queued: the cookie is only cleared on the way to user space when
+	 * no unwind is pending (unwind_reset_info()).
 	 */
+	WRITE_ONCE(info->pending, 1);
 	mode = in_nmi() ? TWA_NMI_CURRENT : TWA_RESUME | TWAF_NO_ALLOC;
 	ret = task_work_add(current, &info->work, mode);
 	if (ret) {
+		WRITE_ONCE(info->pending, 0);
 		WRITE_ONCE(info->cookie, 0);
 		return ret;
 	}
@@ -155,7 +172,10 @@ int unwind_deferred_request(struct unwind_work *work, unsigned int max_entries,
  * Called at exec before the old mm goes away and at exit before the mm and
  * the perf contexts are torn down, so that the unwind describes the stack
  * the samples were taken on and is delivered while the consumers are
- * still attached.  The caller is in task context and may sleep.
+ * still attached.  The cookie ends here: at exec the user stack of the
+ * entry is gone, so a later request of the same execve() takes a new
+ * cookie and unwinds the new image.  The caller is in task context and
+ * may sleep.
  */
 void unwind_deferred_flush(void)
 {
@@ -165,21 +185,39 @@ void unwind_deferred_flush(void)
 		return;
 
 	might_sleep();
-	if (task_work_cancel(current, &info->work))
+	if (READ_ONCE(info->pending) &&
+	    task_work_cancel(current, &info->work))
 		unwind_deferred_run(info);
+
+	WRITE_ONCE(info->cookie, 0);
 }
 
 /**
  * unwind_task_init - reset the deferred unwind state of a new task
  * @task:	the task being created by copy_process()
+ *
+ * Called right after dup_task_struct(), before any error path can free
+ * @task, so that @task never owns its parent's trace buffer.
  */
 void unwind_task_init(struct task_struct *task)
 {
 	struct unwind_task_info *info = &task->unwind_info;
 
 	info->cookie = 0;
+	info->pending = 0;
 	info->max_entries = 0;
+	info->entries = NULL;
 	init_task_work(&info->work, unwind_deferred_task_work);
+}
+
+/**
+ * unwind_task_free - free the trace buffer of a task
+ * @task:	the task being freed
+ */
+void unwind_task_free(struct task_struct *task)
+{
+	kfree(task->unwind_info.entries);
+	task->unwind_info.entries = NULL;
 }
 
 /**

@@ -11,6 +11,7 @@
 #include <linux/unwind_deferred.h>
 #include <linux/uaccess.h>
 #include <linux/sched.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task_stack.h>
 #include <linux/ptrace.h>
 #include <asm/unwind_user.h>
@@ -39,7 +40,8 @@ static bool unwind_user_addr_ok(unsigned long addr)
  * Starts at the user register state saved on kernel entry.  The walk stops
  * at a zero, misaligned or non-increasing frame pointer (the stack grows
  * down, so each caller's frame lies above its callee's), at a frame or
- * return address outside the user address range, or on a fault.  Only
+ * return address outside the user address range, on a fault, or when a
+ * fatal signal is pending (after storing the current frame).  Only
  * user addresses are stored.
  *
  * Return: 0, or -EINVAL if the task's user stack cannot be walked.
@@ -60,6 +62,10 @@ int unwind_user_fp(struct unwind_stacktrace *trace, unsigned int max_entries)
 
 	while (trace->nr < max_entries && unwind_user_addr_ok(ip)) {
 		trace->entries[trace->nr++] = ip;
+
+		/* A task being killed stops here; its frames do not matter. */
+		if (fatal_signal_pending(current))
+			break;
 
 		if (!fp || !IS_ALIGNED(fp, sizeof(long)) ||
 		    fp >= TASK_SIZE - 2 * sizeof(long))

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -27,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "../kselftest_harness.h"
@@ -42,6 +44,12 @@
 #define NR_THREADS	4
 #define EXEC_ARGS	8
 #define EXEC_ARG_SIZE	(100 << 10)
+#define UNWIND_CAP	512	/* entries of a record, at most */
+#define CHAIN_STACK	(256 << 10)	/* stack of a chain thread */
+#define CHAIN_RA(i)	(0x10000UL + 16 * (i))	/* return addresses of a chain */
+/* Frames this far apart fault one by one: beyond shmem's fault-around. */
+#define FAULT_SPACING	(64 << 10)
+#define MAX_STACK_PATH	"/proc/sys/kernel/perf_event_max_stack"
 
 /* Corrupt saved frame pointers that depend on where d's frame is. */
 #define CORRUPT_SELF	0x10	/* d's own frame */
@@ -60,6 +68,7 @@ enum chain_mode {
 	MODE_READ,	/* long reads of /dev/zero */
 	MODE_CORRUPT,	/* long reads with a corrupt saved frame pointer */
 	MODE_EXEC,	/* execve() of ourselves with large arguments */
+	MODE_CHAIN,	/* one read() that faults, a chain of frames above d */
 };
 
 /* Where a, b, c and d return to, as each of them saw it. */
@@ -70,6 +79,7 @@ struct chain_ras {
 static __thread struct chain_ras ras;
 static int zero_fd = -1;
 static char *read_buf;
+static char *fault_buf;		/* MODE_CHAIN: read() faults this page in */
 static unsigned long corrupt_fp;
 static char *exec_argv[EXEC_ARGS + 3];
 static char self_exe[256];
@@ -113,7 +123,7 @@ static void d(int mode, int n)
 	ras.d = (uintptr_t)__builtin_return_address(0);
 	asm volatile("" ::: "memory");
 
-	if (mode == MODE_CORRUPT) {
+	if (mode == MODE_CORRUPT || mode == MODE_CHAIN) {
 		if (corrupt_fp == CORRUPT_SELF)
 			fp[0] = (unsigned long)fp;
 		else if (corrupt_fp == CORRUPT_LOWER)
@@ -129,6 +139,8 @@ static void d(int mode, int n)
 		else if (mode == MODE_EXEC)
 			RAW_SYSCALL3(__NR_execve, (long)self_exe,
 				     (long)exec_argv, (long)environ);
+		else if (mode == MODE_CHAIN)
+			RAW_SYSCALL3(__NR_read, zero_fd, (long)fault_buf, 8);
 	}
 
 	asm volatile("" ::: "memory");
@@ -192,6 +204,7 @@ static bool is_chain(const uint64_t *ips, uint64_t nr, const struct chain_ras *r
 }
 
 struct sample {
+	int seq;		/* position in the ring */
 	uint32_t tid;
 	bool kernel;		/* callchain starts in the kernel */
 	bool has_user;		/* carries PERF_CONTEXT_USER */
@@ -200,6 +213,7 @@ struct sample {
 };
 
 struct record {
+	int seq;		/* position in the ring */
 	uint32_t tid;
 	uint16_t misc;
 	uint64_t cookie;
@@ -211,7 +225,7 @@ struct ring {
 	int fd;
 	void *base;
 	size_t data_size;
-	int nr_samples, nr_records;
+	int nr_samples, nr_records, seq;
 	uint64_t lost;
 	bool overflow;
 	struct sample *samples;
@@ -261,6 +275,7 @@ static void parse_sample(struct ring *r, const uint64_t *p, size_t words)
 	}
 	s = &r->samples[r->nr_samples++];
 	memset(s, 0, sizeof(*s));
+	s->seq = r->seq++;
 	s->tid = p[0] >> 32;
 	nr = p[1];
 	if (nr + 2 > words) {
@@ -293,13 +308,14 @@ static void parse_record(struct ring *r, uint16_t misc, const uint64_t *p,
 	}
 	rec = &r->records[r->nr_records++];
 	memset(rec, 0, sizeof(*rec));
+	rec->seq = r->seq++;
 	rec->misc = misc;
 	rec->cookie = p[0];
 	rec->nr = p[1];
 	for (i = 0; i < rec->nr && i < REC_IPS && i + 2 < words; i++)
 		rec->ips[i] = p[2 + i];
-	/* sample_id: pid, tid */
-	if (rec->nr + 3 <= words)
+	/* The size is exactly that of nr ips and a sample_id of pid, tid. */
+	if (rec->nr + 3 == words)
 		rec->tid = p[2 + rec->nr] >> 32;
 	else
 		r->overflow = true;
@@ -495,10 +511,44 @@ struct rings {
 FIXTURE(deferred_callchain)
 {
 	struct rings rs;
+	long saved_max_stack;	/* perf_event_max_stack to restore, or 0 */
 };
+
+static long read_long(const char *path)
+{
+	char buf[32];
+	ssize_t n;
+	int fd;
+
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -errno;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -EIO;
+	buf[n] = 0;
+	return strtol(buf, NULL, 10);
+}
+
+static int write_long(const char *path, long val)
+{
+	char buf[32];
+	int fd, len, ret = 0;
+
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	len = snprintf(buf, sizeof(buf), "%ld\n", val);
+	if (write(fd, buf, len) != len)
+		ret = -errno;
+	close(fd);
+	return ret;
+}
 
 FIXTURE_SETUP(deferred_callchain)
 {
+	self->saved_max_stack = 0;
 	memset(&self->rs, 0, sizeof(self->rs));
 	self->rs.tid = gettid_();
 	setup_io(_metadata);
@@ -510,6 +560,11 @@ FIXTURE_TEARDOWN(deferred_callchain)
 
 	for (i = 0; i < self->rs.nr_rings; i++)
 		ring_close(&self->rs.r[i]);
+	/* Only once no callchain event is left can the sysctl change. */
+	if (self->saved_max_stack > 0 &&
+	    write_long(MAX_STACK_PATH, self->saved_max_stack))
+		fprintf(stderr, "could not restore %s to %ld\n", MAX_STACK_PATH,
+			self->saved_max_stack);
 }
 
 static void open_ring(struct __test_metadata *_metadata,
@@ -946,6 +1001,406 @@ TEST_F(deferred_callchain, exec_flush)
 		rs->nr_rings = 0;
 	}
 	ASSERT_TRUE(found);
+}
+
+/*
+ * A thread whose stack and, above it, a chain of frame records live in
+ * one shared memfd mapping. In MODE_CHAIN d() points its saved frame
+ * pointer at the chain, so the unwind of its read() walks d, c and then
+ * the chain, reading CHAIN_RA(k) from frame k. MADV_DONTNEED before each
+ * read() drops the chain's page table entries but not its data, so the
+ * walk faults its pages in again, and the read() itself faults once into
+ * fault_buf: page-fault samples taken in the kernel, also from inside
+ * the unwind.
+ */
+struct chain_thread {
+	char *map;		/* the stack, then the chain */
+	size_t map_size;
+	char *chain;
+	size_t chain_size;
+	int rounds;		/* read()s to do; < 0: until killed */
+	bool touch;		/* also fault in a page from user space */
+	pthread_barrier_t barrier;
+	pthread_t thread;
+	uint32_t tid;
+	struct chain_ras ras;	/* the thread's a..d return addresses */
+};
+
+static void *chain_thread_fn(void *arg)
+{
+	struct chain_thread *ct = arg;
+	size_t page = sysconf(_SC_PAGESIZE);
+	int i;
+
+	ct->tid = gettid_();
+	pthread_barrier_wait(&ct->barrier);	/* tid is known */
+	pthread_barrier_wait(&ct->barrier);	/* events are open */
+	for (i = 0; ct->rounds < 0 || i < ct->rounds; i++) {
+		madvise(ct->chain, ct->chain_size, MADV_DONTNEED);
+		madvise(fault_buf, 2 * page, MADV_DONTNEED);
+		if (ct->touch)
+			__atomic_store_n(fault_buf + page, 1, __ATOMIC_RELAXED);
+		a(MODE_CHAIN, 1);
+	}
+	ct->ras = ras;
+	return NULL;
+}
+
+/* Frames @spacing bytes apart; returns once the thread's tid is known. */
+static int chain_thread_start(struct chain_thread *ct, int nr_frames,
+			      size_t spacing, int rounds, bool touch)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	pthread_attr_t attr;
+	int fd, k, ret;
+
+	memset(ct, 0, sizeof(*ct));
+	ct->rounds = rounds;
+	ct->touch = touch;
+	ct->chain_size = (nr_frames * spacing + page - 1) / page * page;
+	ct->map_size = CHAIN_STACK + ct->chain_size;
+
+	if (zero_fd < 0)
+		zero_fd = open("/dev/zero", O_RDONLY);
+	if (!fault_buf) {
+		fault_buf = mmap(NULL, 2 * page, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (fault_buf == MAP_FAILED) {
+			fault_buf = NULL;
+			return -errno;
+		}
+	}
+	fd = syscall(__NR_memfd_create, "chain", 0);
+	if (fd < 0)
+		return -errno;
+	if (ftruncate(fd, ct->map_size)) {
+		close(fd);
+		return -errno;
+	}
+	ct->map = mmap(NULL, ct->map_size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       fd, 0);
+	close(fd);
+	if (ct->map == MAP_FAILED)
+		return -errno;
+
+	/* Above every frame of the thread, whose stack grows down. */
+	ct->chain = ct->map + CHAIN_STACK;
+	for (k = 0; k < nr_frames; k++) {
+		unsigned long *f = (unsigned long *)(ct->chain + k * spacing);
+
+		f[0] = k + 1 < nr_frames ? (unsigned long)f + spacing : 0;
+		f[1] = CHAIN_RA(k);
+	}
+	corrupt_fp = (unsigned long)ct->chain;
+
+	pthread_barrier_init(&ct->barrier, NULL, 2);
+	pthread_attr_init(&attr);
+	pthread_attr_setstack(&attr, ct->map, CHAIN_STACK);
+	ret = pthread_create(&ct->thread, &attr, chain_thread_fn, ct);
+	pthread_attr_destroy(&attr);
+	if (ret)
+		return -ret;
+	pthread_barrier_wait(&ct->barrier);
+	return 0;
+}
+
+static void chain_thread_run(struct chain_thread *ct)
+{
+	pthread_barrier_wait(&ct->barrier);
+	pthread_join(ct->thread, NULL);
+	pthread_barrier_destroy(&ct->barrier);
+	munmap(ct->map, ct->map_size);
+}
+
+/* Does @rec hold d, its return into c, then the chain's frames? */
+static bool is_chain_record(const struct record *rec,
+			    const struct chain_thread *ct)
+{
+	uint64_t k;
+
+	if (rec->tid != ct->tid || rec->nr < 2 || !in_d(rec->ips[0]) ||
+	    rec->ips[1] != ct->ras.d)
+		return false;
+	for (k = 2; k < rec->nr && k < REC_IPS; k++)
+		if (rec->ips[k] != CHAIN_RA(k - 2))
+			return false;
+	return true;
+}
+
+static struct perf_event_attr fault_attr(void)
+{
+	struct perf_event_attr attr = clock_attr(true, true);
+
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	attr.sample_period = 1;
+	attr.disabled = 0;
+	return attr;
+}
+
+#define ONE_COOKIE_FRAMES	8	/* FAULT_SPACING apart */
+#define ONE_COOKIE_ROUNDS	20
+
+/*
+ * All requests of one kernel entry get one cookie and one unwind, also
+ * those made while the unwind runs: here the faults of the walk itself,
+ * whose page-fault samples ask for the user stack again. A second cookie
+ * in the same entry would show as a sample of another cookie taken before
+ * a record, while that record is written.
+ */
+TEST_F(deferred_callchain, one_cookie_per_entry)
+{
+	struct rings *rs = &self->rs;
+	struct perf_event_attr attr = fault_attr();
+	const struct ring *r = &rs->r[0];
+	struct chain_thread ct;
+	int i, j, nested = 0, chains = 0;
+
+	ASSERT_EQ(chain_thread_start(&ct, ONE_COOKIE_FRAMES, FAULT_SPACING,
+				     ONE_COOKIE_ROUNDS, false), 0);
+	open_ring(_metadata, rs, &attr, ct.tid, -1);
+	chain_thread_run(&ct);
+	ring_drain(&rs->r[0]);
+	check_ring(_metadata, r);
+
+	for (i = 0; i < r->nr_records; i++) {
+		const struct record *rec = &r->records[i];
+		int n = 0;
+
+		for (j = 0; j < r->nr_samples; j++) {
+			const struct sample *s = &r->samples[j];
+			const struct record *other;
+
+			if (s->tid != rec->tid || !s->cookie)
+				continue;
+			if (s->cookie == rec->cookie) {
+				n++;
+				continue;
+			}
+			if (s->seq > rec->seq)
+				continue;
+			/* An older cookie of the thread has its record already. */
+			other = find_record(r, s->tid, s->cookie);
+			ASSERT_NE(other, NULL);
+			ASSERT_LT(other->seq, rec->seq)
+				TH_LOG("cookie %#llx sampled before the record of %#llx",
+				       (unsigned long long)s->cookie,
+				       (unsigned long long)rec->cookie);
+		}
+		if (!is_chain_record(rec, &ct))
+			continue;
+		chains++;
+		ASSERT_EQ(rec->nr, ONE_COOKIE_FRAMES + 2);
+		/*
+		 * The fault of read() and those of the walk, one per frame
+		 * unless fault-around maps several frames at once.
+		 */
+		if (n >= 2)
+			nested++;
+		else
+			TH_LOG("cookie %#llx: %d samples",
+			       (unsigned long long)rec->cookie, n);
+	}
+	TH_LOG("%d samples, %d records, %d chain records, %d with the walk's faults",
+	       r->nr_samples, r->nr_records, chains, nested);
+	ASSERT_EQ(chains, ONE_COOKIE_ROUNDS);
+	ASSERT_EQ(nested, chains);
+}
+
+#define DEEP_FRAMES	9000	/* 24 + 8 * nr overflows a u16 from 8189 */
+#define DEEP_ROUNDS	10
+#define MAX_STACK_MAX	655360	/* the largest kernel.perf_event_max_stack */
+
+/*
+ * With perf_event_max_stack at its maximum and sample_max_stack at 65535
+ * a deferred record still holds at most UNWIND_CAP addresses, and every
+ * record is well formed, however deep the user stack is.
+ */
+TEST_F(deferred_callchain, max_stack)
+{
+	struct rings *rs = &self->rs;
+	struct perf_event_attr attr = fault_attr();
+	const struct ring *r = &rs->r[0];
+	struct chain_thread ct;
+	int i, deep = 0;
+	long old;
+
+	if (geteuid())
+		SKIP(return, "needs root to raise %s", MAX_STACK_PATH);
+	old = read_long(MAX_STACK_PATH);
+	ASSERT_GT(old, 0);
+	self->saved_max_stack = old;
+	ASSERT_EQ(write_long(MAX_STACK_PATH, MAX_STACK_MAX), 0);
+	ASSERT_EQ(read_long(MAX_STACK_PATH), MAX_STACK_MAX);
+	ASSERT_EQ(write_long(MAX_STACK_PATH, MAX_STACK_MAX + 1), -EINVAL);
+
+	attr.sample_max_stack = 65535;
+	ASSERT_EQ(chain_thread_start(&ct, DEEP_FRAMES, 2 * sizeof(long),
+				     DEEP_ROUNDS, false), 0);
+	open_ring(_metadata, rs, &attr, ct.tid, -1);
+	chain_thread_run(&ct);
+	ring_drain(&rs->r[0]);
+	check_ring(_metadata, r);
+
+	for (i = 0; i < r->nr_records; i++) {
+		const struct record *rec = &r->records[i];
+
+		ASSERT_LE(rec->nr, UNWIND_CAP);
+		if (!is_chain_record(rec, &ct))
+			continue;
+		ASSERT_EQ(rec->nr, UNWIND_CAP);
+		deep++;
+	}
+	TH_LOG("%d samples, %d records, %d of the deep chain",
+	       r->nr_samples, r->nr_records, deep);
+	ASSERT_EQ(deep, DEEP_ROUNDS);
+}
+
+#define KILL_CLOCKS	64	/* cpu-clock events on the killed thread */
+#define KILL_RINGS	8	/* of which have a ring and defer_output */
+#define KILL_RING_PAGES	8
+#define KILL_FRAMES	120	/* FAULT_SPACING apart */
+#define KILL_PERIOD	10000	/* ns, the shortest cpu-clock period */
+
+/* Open @attr on @tid, with a ring (returned in @base) if @base is set. */
+static int kill_open(struct perf_event_attr *attr, pid_t tid, void **base)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	int fd;
+
+	attr->defer_output = !!base;
+	fd = syscall(__NR_perf_event_open, attr, tid, -1, -1, 0);
+	if (fd < 0 || !base)
+		return fd;
+	*base = mmap(NULL, (KILL_RING_PAGES + 1) * page, PROT_READ | PROT_WRITE,
+		     MAP_SHARED, fd, 0);
+	return *base == MAP_FAILED ? -1 : fd;
+}
+
+/*
+ * The killed child: a chain thread whose every unwind faults KILL_FRAMES
+ * pages in, each fault a page-fault sample that asks for an unwind again,
+ * sampled by KILL_CLOCKS cpu-clock events at the shortest period and by
+ * task-clock and context-switches, records written to KILL_RINGS + 1
+ * rings that nobody reads, one of them with a data_tail a broken reader
+ * wrote.
+ */
+static void kill_child(int ready)
+{
+	struct perf_event_attr attr = clock_attr(true, false);
+	struct perf_event_mmap_page *pg;
+	struct chain_thread ct;
+	void *base;
+	char c = 'e';
+	int i;
+
+	if (chain_thread_start(&ct, KILL_FRAMES, FAULT_SPACING, -1, true))
+		goto out;
+	attr.disabled = 0;
+	attr.sample_period = KILL_PERIOD;
+	for (i = 0; i < KILL_CLOCKS; i++)
+		if (kill_open(&attr, ct.tid, i < KILL_RINGS ? &base : NULL) < 0)
+			goto out;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	if (kill_open(&attr, ct.tid, NULL) < 0)
+		goto out;
+	attr.config = PERF_COUNT_SW_CONTEXT_SWITCHES;
+	attr.sample_period = 1;
+	if (kill_open(&attr, ct.tid, NULL) < 0)
+		goto out;
+	attr = fault_attr();
+	if (kill_open(&attr, ct.tid, &base) < 0)
+		goto out;
+	/* What a broken reader may leave in the ring's user page. */
+	pg = base;
+	pg->data_tail = 0x5a5a5a5a5a5a5a5aULL;
+	c = 'r';
+out:
+	if (write(ready, &c, 1) != 1 || c != 'r')
+		_exit(1);
+	chain_thread_run(&ct);
+	_exit(0);
+}
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static void log_stacks(struct __test_metadata *_metadata, pid_t pid)
+{
+	char path[64], buf[2048];
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/task/%d/stack", pid, pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n > 0) {
+		buf[n] = 0;
+		TH_LOG("%s:\n%s", path, buf);
+	}
+}
+
+/*
+ * A task under the heaviest deferred-callchain load built here dies
+ * within a second of SIGKILL: delivering the records cannot keep it in
+ * the kernel, as no request made before it returns to user space, from
+ * inside the delivery included, queues a second unwind.
+ */
+TEST_F(deferred_callchain, sigkill)
+{
+	static const int load_ms[] = { 50, 300, 1000 };
+	unsigned int round;
+
+	for (round = 0; round < ARRAY_SIZE(load_ms); round++) {
+		struct timespec ts = {
+			.tv_sec = load_ms[round] / 1000,
+			.tv_nsec = load_ms[round] % 1000 * 1000000L,
+		};
+		int pipefd[2], status = 0;
+		double start, took;
+		pid_t pid, w = 0;
+		char c = 0;
+
+		ASSERT_EQ(pipe(pipefd), 0);
+		pid = fork();
+		ASSERT_GE(pid, 0);
+		if (!pid) {
+			close(pipefd[0]);
+			kill_child(pipefd[1]);
+		}
+		close(pipefd[1]);
+		ASSERT_EQ(read(pipefd[0], &c, 1), 1);
+		close(pipefd[0]);
+		ASSERT_EQ(c, 'r');
+
+		nanosleep(&ts, NULL);
+		start = now_ms();
+		ASSERT_EQ(kill(pid, SIGKILL), 0);
+		do {
+			struct timespec poll = { .tv_nsec = 2000000 };
+
+			w = waitpid(pid, &status, WNOHANG);
+			took = now_ms() - start;
+			if (w)
+				break;
+			nanosleep(&poll, NULL);
+		} while (took < 1000);
+		if (w != pid)
+			log_stacks(_metadata, pid);
+		ASSERT_EQ(w, pid) TH_LOG("alive %.0f ms after SIGKILL", took);
+		ASSERT_TRUE(WIFSIGNALED(status));
+		ASSERT_EQ(WTERMSIG(status), SIGKILL);
+		ASSERT_LT(took, 1000);
+		TH_LOG("load %d ms: reaped %.1f ms after SIGKILL",
+		       load_ms[round], took);
+	}
 }
 
 int main(int argc, char **argv)

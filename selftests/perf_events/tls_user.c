@@ -38,6 +38,7 @@
 #define CYCLES_PERIOD	2000000
 #define POLL_LIMIT	2000			/* polls of 10 ms before giving up */
 #define SAMPLE_TYPE	(PERF_SAMPLE_TID | PERF_SAMPLE_TIME | PERF_SAMPLE_TLS_USER)
+#define SLEEP_NS	200000			/* BODY_SLEEP: 0.2 ms */
 
 /*
  * OpenTelemetry thread context record, otel_thread_ctx_v1 points to it.
@@ -68,6 +69,7 @@ enum body {
 	BODY_CHANGE,		/* keep changing the planted values */
 	BODY_SYSCALL,		/* plant, then spin in read() of /dev/zero */
 	BODY_FAKE_TP,		/* spin with the thread pointer moved */
+	BODY_SLEEP,		/* plant, then block in short sleeps */
 };
 
 #define FAKE_TLS_SIZE	(64 << 10)
@@ -257,6 +259,13 @@ static void *worker(void *arg)
 		break;
 	case BODY_FAKE_TP:
 		spin_with_fake_tp(p);
+		break;
+	case BODY_SLEEP:
+		while (!stopped()) {
+			struct timespec ts = { .tv_nsec = SLEEP_NS };
+
+			nanosleep(&ts, NULL);
+		}
 		break;
 	case BODY_SYSCALL:
 		fd = open("/dev/zero", O_RDONLY);
@@ -1117,6 +1126,74 @@ TEST_F(tls_user, bad_attr)
 	tls_attr(&attr, 0, 0, 0, 0);
 	attr.sample_type &= ~PERF_SAMPLE_TLS_USER;
 	EXPECT_EQ(open_errno(&attr), 0);
+}
+
+/* The id of a tracepoint, from tracefs or debugfs; -errno if not found. */
+static long tracepoint_id(const char *name)
+{
+	static const char * const roots[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char path[256], buf[32];
+	unsigned int i;
+	ssize_t n;
+	int fd;
+
+	for (i = 0; i < ARRAY_SIZE(roots); i++) {
+		snprintf(path, sizeof(path), "%s/events/%s/id", roots[i], name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		n = read(fd, buf, sizeof(buf) - 1);
+		close(fd);
+		if (n <= 0)
+			return -EIO;
+		buf[n] = 0;
+		return strtol(buf, NULL, 10);
+	}
+	return -ENOENT;
+}
+
+/*
+ * Off-CPU samples: a thread going to sleep is sampled by the scheduler
+ * after it made the next task the CPU's task, but with its own thread
+ * pointer and address space still loaded, so the samples carry its TLS.
+ * Every sample is one of a thread switching out, so none may be empty.
+ */
+static void run_sched_out(struct __test_metadata *_metadata,
+			  struct events *ev, __u32 type, __u64 config)
+{
+	struct perf_event_attr attr;
+	struct check c = { .size = sizeof(struct otel_thread_ctx), .fn = want_otel };
+	int i;
+
+	tls_attr(&attr, sizeof(struct otel_thread_ctx), tls_offset(&otel_thread_ctx_v1),
+		 PERF_TLS_USER_DEREF, 0);
+	attr.type = type;
+	attr.config = config;
+	attr.sample_period = 1;
+	ASSERT_EQ(open_event(ev, &attr, 0, -1), 0);
+	run_threads(_metadata, ev, BODY_SLEEP, true);
+	check_samples(_metadata, ev, &c, true);
+	for (i = 1; i < NR_THREADS; i++)
+		ASSERT_EQ(g.part[i].nr_samples, g.part[i].nr_kernel);
+}
+
+/* sched:sched_switch samples of a blocking thread carry its TLS. */
+TEST_F(tls_user, sched_switch_tracepoint)
+{
+	long id = tracepoint_id("sched/sched_switch");
+
+	ASSERT_GT(id, 0) TH_LOG("no sched/sched_switch tracepoint: %s",
+				strerror(-id));
+	run_sched_out(_metadata, &self->ev, PERF_TYPE_TRACEPOINT, id);
+}
+
+/* So do context-switches samples, which the scheduler takes there too. */
+TEST_F(tls_user, sched_switch_context_switches)
+{
+	run_sched_out(_metadata, &self->ev, PERF_TYPE_SOFTWARE,
+		      PERF_COUNT_SW_CONTEXT_SWITCHES);
 }
 
 /*
