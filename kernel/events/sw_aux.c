@@ -202,10 +202,14 @@ static enum hrtimer_restart sw_aux_timer_fn(struct hrtimer *timer)
 	struct perf_event *event = sa->event;
 
 	if (!sw_aux_excluded(event)) {
+		if (!sw_aux_tick(sa))
+			return HRTIMER_NORESTART;
 		/*
-		 * Throttled like any sampling event: past
-		 * perf_event_max_sample_rate / HZ records in a tick, the tick
-		 * (perf_adjust_freq_unthr_events()) starts the event again.
+		 * Throttled like any sampling event, after the record that
+		 * reached perf_event_max_sample_rate / HZ records in a
+		 * scheduler tick, as cpu-clock keeps the sample that
+		 * throttles it; the tick (perf_adjust_freq_unthr_events())
+		 * starts the event again.
 		 */
 		if (perf_event_account_interrupt(event)) {
 			if (sa->buf)
@@ -213,8 +217,6 @@ static enum hrtimer_restart sw_aux_timer_fn(struct hrtimer *timer)
 			event->hw.state = PERF_HES_STOPPED;
 			return HRTIMER_NORESTART;
 		}
-		if (!sw_aux_tick(sa))
-			return HRTIMER_NORESTART;
 	}
 
 	hrtimer_forward_now(timer, ns_to_ktime(sa->period_ns));

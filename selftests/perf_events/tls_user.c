@@ -1201,6 +1201,66 @@ TEST_F(tls_user, sched_switch_context_switches)
  * and the room left to mainline's next sizes; PERF_ATTR_SIZE_EXT0 covers
  * them, and smaller sizes leave them 0.
  */
+/*
+ * The largest user stack dump and a TLS dump in one sample: the stack takes
+ * what the u16 header size leaves, minus the TLS size field, so every
+ * record's header.size is the length of what it holds, never wrapped.
+ */
+TEST_F(tls_user, full_stack_dump)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t rb_size = (RB_PAGES + 1) * page;
+	struct perf_event_mmap_page *pg;
+	struct perf_event_attr attr;
+	uint64_t head, pos = 0, n = 0;
+	const uint8_t *base;
+	time_t t0 = time(NULL);
+	int fd;
+
+	tls_attr(&attr, 8, 0, 0, 0);
+	attr.inherit = 0;
+	attr.sample_type = PERF_SAMPLE_TID | PERF_SAMPLE_STACK_USER |
+			   PERF_SAMPLE_TLS_USER;
+	attr.sample_stack_user = 65528;
+	fd = perf_open(&attr, 0, -1);
+	ASSERT_GE(fd, 0);
+	pg = mmap(NULL, rb_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	ASSERT_NE(pg, MAP_FAILED);
+	base = (const uint8_t *)pg + pg->data_offset;
+
+	ASSERT_EQ(ioctl(fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	while (!__atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE) &&
+	       time(NULL) - t0 < 10)
+		;
+	ASSERT_EQ(ioctl(fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+
+	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+	ASSERT_GT(head, 0);
+	while (pos < head) {
+		struct perf_event_header h;
+		uint64_t len = sizeof(h) + 8, sz;
+
+		memcpy(&h, base + pos % pg->data_size, sizeof(h));
+		ASSERT_GE(h.size, sizeof(h));
+		ASSERT_LE(pos + h.size, head);
+		if (h.type == PERF_RECORD_SAMPLE) {
+			/* pid/tid, then the stack dump, then the TLS dump */
+			memcpy(&sz, base + (pos + len) % pg->data_size, 8);
+			len += 8 + (sz ? sz + 8 : 0);
+			memcpy(&sz, base + (pos + len) % pg->data_size, 8);
+			EXPECT_LE(sz, 8);
+			len += 8 + (sz ? sz + 8 : 0);
+			EXPECT_EQ(len, h.size);
+			n++;
+		}
+		pos += h.size;
+	}
+	TH_LOG("%llu samples of up to 64 KiB", (unsigned long long)n);
+	EXPECT_GT(n, 0);
+	munmap(pg, rb_size);
+	close(fd);
+}
+
 TEST_F(tls_user, attr_size)
 {
 	struct {
