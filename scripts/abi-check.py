@@ -4,13 +4,24 @@
 #   abi-check.py TREE FACTS
 #
 # TREE is the assembled kernel tree (a git repository whose tag "base" is
-# the untouched 6.12 source), FACTS is scripts/upstream-abi.tsv.  The
-# numbers the series adds are what the tree's include/uapi/linux/
-# perf_event.h and prctl.h, their tools/include/uapi copies and
-# tools/perf/util/auxtrace.h define beyond the base tree.  Fails when one of
-# them is a number upstream has taken, has in flight or hands out next, when
-# a name upstream also has is not upstream's number, or when the tools copy
-# of a header disagrees with the kernel's.
+# the untouched 6.12 source), FACTS is scripts/upstream-abi.tsv.
+#
+# Only names are read from the headers; every value is what the C compiler
+# makes of it (a program built against the header prints it), so spelling
+# does not matter: 1ULL << 62, BIT_ULL-like macros, hex, (63), a last
+# enumerator without a comma.  The spaces looked at: the sample types,
+# record types and callchain contexts of include/uapi/linux/perf_event.h,
+# its PERF_ATTR_* sizes, the bits of the attr flag word, the byte range of
+# every perf_event_attr member, the PR_* values of prctl.h, and perf's
+# enum auxtrace_type.  Fails when
+#   - a name the base has changes its value (a base attr field moves, a
+#     record type is renumbered; a __reserved* field may only shrink),
+#   - a name the series adds has a value upstream has taken, has in flight
+#     or hands out next (a __reserved* field of the series may cover what
+#     upstream hands out next, nothing upstream has taken),
+#   - a name upstream also has is not upstream's number,
+#   - the tools/include copy of a header disagrees with the kernel's,
+#   - a file other than those headers defines one of their names again.
 import os
 import re
 import subprocess
@@ -18,6 +29,7 @@ import sys
 import tempfile
 
 HEADERS = [("include/uapi", "kernel uapi"), ("tools/include/uapi", "tools copy")]
+AUXTRACE_H = "tools/perf/util/auxtrace.h"
 
 
 def git_show(tree, rev, path):
@@ -28,143 +40,170 @@ def git_show(tree, rev, path):
                           check=True, capture_output=True, text=True).stdout
 
 
-def number(s):
-    s = s.strip()
-    return int(s, 0)
-
-
-def value_range(s):
-    m = re.fullmatch(r"(-?\w+)-(-?\w+)", s)
-    if m:
-        return number(m.group(1)), number(m.group(2))
-    return number(s), number(s)
+def strip_comments(text):
+    return re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
 
 
 def block(text, start):
-    i = text.index(start)
-    return text[i:text.index("\n};", i)]
+    """The body of the brace block that follows START, comments removed."""
+    i = text.index(start) + len(start)
+    return strip_comments(text[i:text.index("\n};", i)])
 
 
-def sample_bits(text):
-    out = {}
-    for m in re.finditer(r"\b(PERF_SAMPLE_\w+|__PERF_SAMPLE_\w+)\s*=\s*1U?L*\s*<<\s*(\d+)",
-                         block(text, "enum perf_event_sample_format {")):
-        if m.group(1) != "PERF_SAMPLE_MAX":
-            out[m.group(1)] = int(m.group(2))
-    return out
+def enumerators(text, start):
+    names = []
+    for item in block(text, start).split(","):
+        name = item.split("=")[0].strip()
+        if re.fullmatch(r"[A-Za-z_]\w*", name):
+            names.append(name)
+    return names
 
 
-def record_types(text):
-    out = {}
-    for m in re.finditer(r"\b(PERF_RECORD_\w+)\s*=\s*(\d+)\s*,",
-                         block(text, "enum perf_event_type {")):
-        out[m.group(1)] = int(m.group(2))
-    return out
+def defines(text, prefix):
+    return re.findall(r"^#[ \t]*define[ \t]+(" + prefix + r"\w*)[ \t]+\S", text, re.M)
 
 
-def contexts(text):
-    out = {}
-    for m in re.finditer(r"\b(PERF_CONTEXT_\w+)\s*=\s*\(__u64\)\s*(-\d+)",
-                         block(text, "enum perf_callchain_context {")):
-        out[m.group(1)] = int(m.group(2))
-    return out
-
-
-def attr_sizes(text):
-    out = {}
-    for m in re.finditer(r"^#define\s+(PERF_ATTR_(?:SIZE_\w+|EXT_OFFSET))\s+(\d+)", text, re.M):
-        out[m.group(1)] = int(m.group(2))
-    return out
-
-
-def attr_flags(text):
-    """Bit numbers of the flag word: the bitfields that follow read_format."""
+def attr_members(text):
+    """Names of the members of perf_event_attr that are not bitfields."""
     body = block(text, "struct perf_event_attr {")
-    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
-    word = body[body.index("read_format;"):]
-    word = word[:word.index(";", word.index(":")) + 1]
-    out, bit = {}, 0
-    for m in re.finditer(r"(\w+)\s*:\s*(\d+)", word):
-        if not m.group(1).startswith("__reserved"):
-            out[m.group(1)] = bit
-        bit += int(m.group(2))
-    if bit != 64:
-        sys.exit(f"abi-check: the attr flag word has {bit} bits, not 64")
-    return out
+    return re.findall(r"^\s*(?:__[us](?:8|16|32|64)|__aligned_u64)\s+(\w+)\s*(?:\[[^\]]*\])?\s*;",
+                      body, re.M)
 
 
-def attr_fields(text):
-    """Byte range of every named, non-bitfield member of perf_event_attr."""
+def attr_flag_names(text):
+    """Names of the bitfields of the flag word that follows read_format."""
     body = block(text, "struct perf_event_attr {")
-    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
-    names = re.findall(r"^\s*__[us](?:8|16|32|64)\s+(\w+)\s*(?:\[\d+\])?\s*;", body, re.M)
+    word = body[body.index("read_format"):]
+    word = word[word.index(";") + 1:]
+    word = word[:word.index(";")]
+    return re.findall(r"(\w+)\s*:\s*\d+", word)
+
+
+def run_c(includes, prologue, lines):
+    """Build and run a program that prints 'key value' lines; its output."""
     with tempfile.TemporaryDirectory() as tmp:
-        # The header alone, over the host's linux/types.h and asm/*.
-        os.mkdir(os.path.join(tmp, "linux"))
-        with open(os.path.join(tmp, "linux", "perf_event.h"), "w") as f:
-            f.write(text)
-        src = os.path.join(tmp, "attr.c")
+        for path, text in includes.items():
+            os.makedirs(os.path.join(tmp, os.path.dirname(path)), exist_ok=True)
+            with open(os.path.join(tmp, path), "w") as f:
+                f.write(text)
+        src = os.path.join(tmp, "abi.c")
         with open(src, "w") as f:
-            f.write("#include <stdio.h>\n#include <stddef.h>\n#include <linux/perf_event.h>\n")
-            f.write("#define F(n) printf(\"%s %zu %zu\\n\", #n, "
-                    "offsetof(struct perf_event_attr, n), "
-                    "sizeof(((struct perf_event_attr *)0)->n));\n")
+            f.write("#include <stdio.h>\n#include <stddef.h>\n#include <string.h>\n")
+            f.write(prologue)
             f.write("int main(void)\n{\n")
-            f.write("\tprintf(\"sizeof %zu 0\\n\", sizeof(struct perf_event_attr));\n")
-            for n in names:
-                f.write(f"\tF({n})\n")
+            f.writelines("\t" + line + "\n" for line in lines)
             f.write("\treturn 0;\n}\n")
-        exe = os.path.join(tmp, "attr")
-        subprocess.run(["cc", "-I", tmp, "-o", exe, src], check=True)
+        exe = os.path.join(tmp, "abi")
+        cc = subprocess.run(["cc", "-w", "-I", tmp, "-o", exe, src],
+                            capture_output=True, text=True)
+        if cc.returncode:
+            sys.exit(f"abi-check: cannot build the value printer:\n{cc.stderr}")
         out = {}
         for line in subprocess.run([exe], check=True, capture_output=True,
                                    text=True).stdout.splitlines():
-            n, off, size = line.split()
-            out[n] = (int(off), int(off) + int(size) - 1)
+            key, lo, hi = line.split()
+            out[key] = (int(lo), int(hi))
         return out
 
 
-def prctl_options(text):
+def value_lines(names, signed=False):
+    fmt, cast = ("%lld", "long long") if signed else ("%llu", "unsigned long long")
+    return [f'printf("{n} {fmt} {fmt}\\n", ({cast})({n}), ({cast})({n}));' for n in names]
+
+
+def header_numbers(pe, pr):
+    """space -> {name: (low, high)} of one perf_event.h and prctl.h."""
+    includes = {"linux/perf_event.h": pe, "linux/prctl.h": pr}
+    prologue = "#include <linux/perf_event.h>\n#include <linux/prctl.h>\n"
+    spaces = {
+        "sample-bit": enumerators(pe, "enum perf_event_sample_format {"),
+        "record-type": enumerators(pe, "enum perf_event_type {"),
+        "callchain-context": enumerators(pe, "enum perf_callchain_context {"),
+        "attr-size": defines(pe, "PERF_ATTR_"),
+        "prctl": defines(pr, "PR_"),
+    }
+    lines = []
+    for space, names in spaces.items():
+        lines += [line.replace('"', f'"{space}:', 1)
+                  for line in value_lines(names, space == "callchain-context")]
+    for n in attr_members(pe):
+        lines.append(f'printf("attr-bytes:{n} %zu %zu\\n", offsetof(struct perf_event_attr, {n}), '
+                     f'offsetof(struct perf_event_attr, {n}) + '
+                     f'sizeof(((struct perf_event_attr *)0)->{n}) - 1);')
+    lines.append('printf("attr-bytes:sizeof 0 %zu\\n", sizeof(struct perf_event_attr) - 1);')
+    # A bitfield's bits: set all of them in a zeroed attr, read the word.
+    for n in attr_flag_names(pe):
+        lines.append("{ struct perf_event_attr a; unsigned long long w; int lo, hi;")
+        lines.append(f"  memset(&a, 0, sizeof(a)); a.{n} = ~0ULL;")
+        lines.append("  memcpy(&w, (char *)&a + offsetof(struct perf_event_attr, read_format) + 8, 8);")
+        lines.append("  lo = w ? __builtin_ctzll(w) : -1; hi = w ? 63 - __builtin_clzll(w) : -1;")
+        lines.append(f'  if (w != (hi == 63 ? ~0ULL << lo : ((1ULL << (hi + 1)) - 1) & ~0ULL << lo)) lo = hi = -2;')
+        lines.append(f'  printf("attr-flag:{n} %d %d\\n", lo, hi); }}')
     out = {}
-    for m in re.finditer(r"^#define\s+(PR_\w+)\s+(0x[0-9a-fA-F]+|\d+)\b", text, re.M):
-        out[m.group(1)] = int(m.group(2), 0)
+    for key, v in run_c(includes, prologue, lines).items():
+        space, name = key.split(":", 1)
+        out.setdefault(space, {})[name] = v
+    # Sample types are single bits: keep the bit number.
+    bits = {}
+    for name, (v, _) in out.get("sample-bit", {}).items():
+        if v & (v - 1) or not v:
+            sys.exit(f"abi-check: {name} = {v:#x} is not one bit")
+        bits[name] = (v.bit_length() - 1,) * 2
+    out["sample-bit"] = bits
+    for name, (lo, hi) in out.get("attr-flag", {}).items():
+        if lo < 0:
+            sys.exit(f"abi-check: attr flag {name} is not a run of bits of the flag word")
+    covered = sum(hi - lo + 1 for lo, hi in out.get("attr-flag", {}).values())
+    if covered != 64:
+        sys.exit(f"abi-check: the attr flag word has {covered} bits, not 64")
+    for space in spaces:
+        out.setdefault(space, {})
+    # Not a size: the offset of the series' own attr fields.
+    if "PERF_ATTR_EXT_OFFSET" in out["attr-size"]:
+        out["attr-bytes"]["PERF_ATTR_EXT_OFFSET"] = out["attr-size"].pop("PERF_ATTR_EXT_OFFSET")
     return out
 
 
-def auxtrace_types(text):
-    out, v = {}, 0
-    body = block(text, "enum auxtrace_type {")
-    body = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
-    for m in re.finditer(r"(PERF_AUXTRACE_\w+)\s*(?:=\s*(\w+))?\s*,", body):
-        if m.group(2):
-            v = int(m.group(2), 0)
-        out[m.group(1)] = v
-        v += 1
-    return out
+def auxtrace_numbers(text):
+    i = text.index("enum auxtrace_type {")
+    body = text[i:text.index("\n};", i) + 3] + "\n"
+    names = enumerators(text, "enum auxtrace_type {")
+    out = run_c({}, body, [line.replace('"', '"x:', 1) for line in value_lines(names)])
+    return {k[2:]: v for k, v in out.items()}
 
 
 def numbers(tree, rev):
-    """space -> {name: value or (low, high)} for one side of one tree."""
+    """({copy: {space: {name: (lo, hi)}}}, {auxtrace name: (v, v)})."""
     per_copy = {}
     for incdir, what in HEADERS:
-        pe = git_show(tree, rev, f"{incdir}/linux/perf_event.h")
-        pr = git_show(tree, rev, f"{incdir}/linux/prctl.h")
-        d = {
-            "sample-bit": sample_bits(pe),
-            "record-type": record_types(pe),
-            "callchain-context": contexts(pe),
-            "attr-size": {k: v for k, v in attr_sizes(pe).items() if k.startswith("PERF_ATTR_SIZE")},
-            "attr-flag": attr_flags(pe),
-            "prctl": prctl_options(pr),
-        }
-        if rev is None:
-            d["attr-bytes"] = attr_fields(pe)
-            ext = attr_sizes(pe).get("PERF_ATTR_EXT_OFFSET")
-            if ext is not None:
-                d["attr-bytes"]["PERF_ATTR_EXT_OFFSET"] = (ext, ext)
-        per_copy[what] = d
-    aux = git_show(tree, rev, "tools/perf/util/auxtrace.h")
-    return per_copy, auxtrace_types(aux)
+        per_copy[what] = header_numbers(git_show(tree, rev, f"{incdir}/linux/perf_event.h"),
+                                        git_show(tree, rev, f"{incdir}/linux/prctl.h"))
+    return per_copy, auxtrace_numbers(git_show(tree, rev, AUXTRACE_H))
+
+
+NON_ABI = re.compile(r"^(PERF_SAMPLE_MAX|PERF_RECORD_MAX|PERF_CONTEXT_MAX)$|^sizeof$")
+
+
+def redefinitions(tree, names):
+    """Added '#define NAME' lines of the series, outside the headers, for NAMES."""
+    own = {f"{d}/linux/{h}" for d, _ in HEADERS for h in ("perf_event.h", "prctl.h")}
+    diff = subprocess.run(["git", "-C", tree, "diff", "-U0", "base", "--"],
+                          check=True, capture_output=True, text=True).stdout
+    out, path = [], None
+    for line in diff.splitlines():
+        if line.startswith("+++ "):
+            path = line[6:] if line.startswith("+++ b/") else None
+            continue
+        m = re.match(r"^\+\s*#\s*define\s+(\w+)\b", line)
+        if m and path not in own and m.group(1) in names:
+            out.append(f"{path} defines {m.group(1)} again: include the uapi header instead")
+    return out
+
+
+def fmt(space, lo, hi):
+    if space in ("prctl", "auxtrace-type") and lo > 4096:
+        return hex(lo)
+    return f"{lo}" if lo == hi else f"{lo}-{hi}"
 
 
 def main():
@@ -175,51 +214,55 @@ def main():
             if line.startswith("#") or not line.strip():
                 continue
             space, name, value, status, source = line.rstrip("\n").split("\t")
-            facts.append((space, name, value_range(value), status, source))
+            m = re.fullmatch(r"(-?\w+)-(-?\w+)", value)
+            lo, hi = (m.group(1), m.group(2)) if m else (value, value)
+            facts.append((space, name, (int(lo, 0), int(hi, 0)), status, source))
 
     base, base_aux = numbers(tree, "base")
     ours, ours_aux = numbers(tree, None)
+    base_k, k, t = base["kernel uapi"], ours["kernel uapi"], ours["tools copy"]
+    k["auxtrace-type"], base_k["auxtrace-type"] = ours_aux, base_aux
     failures = []
 
-    # The tools copy must say what the kernel header says.
-    k, t = ours["kernel uapi"], ours["tools copy"]
-    for space in k:
-        for name, v in k[space].items():
-            if name in t[space] and t[space][name] != v:
-                failures.append(f"{space} {name}: kernel uapi {v}, tools copy {t[space][name]}")
-            in_base = (name in base_fields_6_12(tree) if space == "attr-bytes"
-                       else name in base["kernel uapi"][space])
-            if name not in t[space] and not in_base:
-                failures.append(f"{space} {name}: in the kernel uapi header, not in its tools copy")
+    # The tools copy must say what the kernel header says, where the base's
+    # two copies agree (Debian's 6.12 backports aux_action to the kernel
+    # header only).
+    base_t = base["tools copy"]
+    for space in t:
+        for name in sorted(set(k[space]) | set(t[space])):
+            if base_k[space].get(name) != base_t[space].get(name):
+                continue
+            if k[space].get(name) != t[space].get(name):
+                failures.append(f"{space} {name}: kernel uapi {k[space].get(name)}, "
+                                f"tools copy {t[space].get(name)}")
 
-    # What the series adds or moves: names not in the base tree, or with
-    # another value there (attr fields: every named field not in the base).
-    added = []
-    for space, d in k.items():
+    # Names of the base keep their values; reserved space may only shrink.
+    for space, d in base_k.items():
         for name, v in d.items():
-            if name.startswith("__reserved"):
+            if NON_ABI.search(name):
                 continue
-            if space == "attr-bytes":
-                if name in ("sizeof",) or name in base_fields_6_12(tree):
-                    continue
-            elif name in base["kernel uapi"][space] and base["kernel uapi"][space][name] == v:
-                continue
-            added.append((space, name, v if isinstance(v, tuple) else (v, v)))
-    for name, v in ours_aux.items():
-        if base_aux.get(name) != v:
-            added.append(("auxtrace-type", name, (v, v)))
+            if name not in k[space]:
+                failures.append(f"{space} {name}: the base has it, the series removed it")
+            elif k[space][name] != v and not (
+                    name.startswith("__reserved") and v[0] <= k[space][name][0]
+                    and k[space][name][1] <= v[1]):
+                failures.append(f"{space} {name}: moved from {fmt(space, *v)} "
+                                f"to {fmt(space, *k[space][name])}")
+
+    added = [(space, name, v) for space, d in k.items() for name, v in d.items()
+             if name not in base_k[space] and not NON_ABI.search(name)]
 
     print(f"{'space':18} {'name':32} {'ours':>22}  verdict")
     for space, name, (lo, hi) in added:
-        ours_s = f"{lo}" if lo == hi else f"{lo}-{hi}"
-        if space in ("prctl", "auxtrace-type") and lo > 4096:
-            ours_s = hex(lo)
+        ours_s = fmt(space, lo, hi)
         same = [fa for fa in facts if fa[0] == space and fa[1] == name]
-        verdict = "ours: no upstream number in the way"
+        reserved = name.startswith("__reserved")
+        verdict = ("ours: reserved, none of upstream's taken numbers" if reserved
+                   else "ours: no upstream number in the way")
         if same:
             fa = same[0]
             if fa[2] != (lo, hi):
-                failures.append(f"{space} {name}: ours {ours_s}, upstream {fa[2]} ({fa[4]})")
+                failures.append(f"{space} {name}: ours {ours_s}, upstream {fmt(space, *fa[2])} ({fa[4]})")
                 verdict = "FAIL: not upstream's value"
             else:
                 verdict = f"upstream's own ({fa[3]})"
@@ -227,13 +270,19 @@ def main():
             for fa in facts:
                 if fa[0] != space or fa[3] == "free":
                     continue
+                if reserved and fa[3] in ("next", "proposed"):
+                    continue
                 flo, fhi = fa[2]
                 if lo <= fhi and flo <= hi:
-                    theirs = f"{flo}" if flo == fhi else f"{flo}-{fhi}"
                     failures.append(f"{space} {name} = {ours_s} collides with upstream "
-                                    f"{fa[1]} = {theirs} ({fa[3]}: {fa[4]})")
+                                    f"{fa[1]} = {fmt(space, flo, fhi)} ({fa[3]}: {fa[4]})")
                     verdict = f"FAIL: collides with {fa[1]} ({fa[3]})"
         print(f"{space:18} {name:32} {ours_s:>22}  {verdict}")
+
+    names = {n for space, d in k.items() if space != "attr-bytes" for n in d}
+    names |= {n for incdir, _ in HEADERS[:1] for h in ("perf_event.h", "prctl.h")
+              for n in defines(git_show(tree, None, f"{incdir}/linux/{h}"), "")}
+    failures += redefinitions(tree, names)
 
     if failures:
         print("\nupstream-collision: FAIL")
@@ -242,19 +291,6 @@ def main():
         return 1
     print("\nupstream-collision: pass")
     return 0
-
-
-_base_fields = None
-
-
-def base_fields_6_12(tree):
-    """Names of the perf_event_attr fields of the base tree."""
-    global _base_fields
-    if _base_fields is None:
-        text = git_show(tree, "base", "include/uapi/linux/perf_event.h")
-        body = re.sub(r"/\*.*?\*/", "", block(text, "struct perf_event_attr {"), flags=re.S)
-        _base_fields = set(re.findall(r"^\s*__[us](?:8|16|32|64)\s+(\w+)", body, re.M))
-    return _base_fields
 
 
 if __name__ == "__main__":
