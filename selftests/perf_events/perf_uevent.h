@@ -8,19 +8,8 @@
 
 #include <stdint.h>
 #include <string.h>
-#include <sys/prctl.h>
-
-#ifndef PR_TASK_PERF_UEVENT
-#define PR_TASK_PERF_UEVENT	0x55455654
-#endif
-
-#ifndef PERF_RECORD_UEVENT
-#define PERF_RECORD_UEVENT	63
-#endif
-
-#ifndef PERF_UEVENT_MAX_SIZE
-#define PERF_UEVENT_MAX_SIZE	4096
-#endif
+#include <sys/prctl.h>		/* and with it linux/prctl.h */
+#include <linux/perf_event.h>
 
 /* Payload types that the perf tool decodes. */
 #define PERF_UEVENT_TYPE_TEXT		0	/* a string */

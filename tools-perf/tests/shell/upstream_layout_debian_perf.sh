@@ -14,8 +14,9 @@
 # - a --tls-user recording is refused by it, for the reason documented in
 #   Documentation/userspace-api/perf_abi_numbers.rst: its read_attr() finds
 #   a 272-byte attr, "more recent and unsupported ABI (144 bytes extra)";
-# - a --uevents recording makes its perf script warn about a reserved attr
-#   bit and stop, with an error, at the first record type it does not know.
+# - a --uevents and a --call-graph fp,defer recording make its perf script
+#   warn about a reserved attr bit and stop, with an error, at the first
+#   record type it does not know.
 
 old=${OLD_PERF:-/usr/bin/perf}
 if [ ! -x "$old" ]; then
@@ -76,24 +77,40 @@ if ! grep -q 'file uses a more recent and unsupported ABI (144 bytes extra)' "$t
 fi
 echo "--tls-user recording: $old says: $(grep -m1 'unsupported ABI' "$tmpdir/old.err")"
 
-# --uevents sets flag bit 63, reserved for perf 6.1, and writes
-# PERF_RECORD_UEVENT (63), a record type it does not know: its perf script
-# warns, and stops at the first such record with an error.
+# old_warns NAME WHAT: NAME sets attr flag bits that are reserved for the
+# older perf and holds a record type it does not know; its perf script
+# warns about both and stops, with an error, at the first such record.
+old_warns() {
+	if "$old" script -i "$tmpdir/$1" >/dev/null 2>"$tmpdir/old.err"; then
+		echo "FAIL: $old read the $2 records of $1 without an error"
+		exit 1
+	fi
+	if ! grep -q 'Reserved bits are set unexpectedly' "$tmpdir/old.err" ||
+	   ! grep -q 'Found [0-9]* unknown events' "$tmpdir/old.err"; then
+		cat "$tmpdir/old.err"
+		echo "FAIL: $old refused $1 for another reason"
+		exit 1
+	fi
+	echo "$1: $old says: $(grep -m1 'unknown events' "$tmpdir/old.err")"
+}
+
+# --uevents sets flag bit 63 and writes PERF_RECORD_UEVENT (63).
 if ! perf record -o "$tmpdir/uevent.data" -e cpu-clock -c 1000000 --uevents -- \
 		perf test -w uevent >"$tmpdir/record.log" 2>&1; then
 	cat "$tmpdir/record.log"
 	echo "FAIL: perf record --uevents"
 	exit 1
 fi
-if "$old" script -i "$tmpdir/uevent.data" >/dev/null 2>"$tmpdir/old.err"; then
-	echo "FAIL: $old read PERF_RECORD_UEVENT records without an error"
+old_warns uevent.data PERF_RECORD_UEVENT
+
+# --call-graph fp,defer sets defer_callchain and defer_output (bits 38 and
+# 39, upstream's since 6.19) and writes PERF_RECORD_CALLCHAIN_DEFERRED (22).
+if ! perf record -o "$tmpdir/defer.data" -e cpu-clock -c 1000000 \
+		--call-graph fp,defer -- perf test -w noploop \
+		>"$tmpdir/record.log" 2>&1; then
+	cat "$tmpdir/record.log"
+	echo "FAIL: perf record --call-graph fp,defer"
 	exit 1
 fi
-if ! grep -q 'Reserved bits are set unexpectedly' "$tmpdir/old.err" ||
-   ! grep -q 'Found [0-9]* unknown events' "$tmpdir/old.err"; then
-	cat "$tmpdir/old.err"
-	echo "FAIL: $old refused the --uevents file for another reason"
-	exit 1
-fi
-echo "--uevents recording: $old says: $(grep -m1 'unknown events' "$tmpdir/old.err")"
+old_warns defer.data PERF_RECORD_CALLCHAIN_DEFERRED
 exit 0
