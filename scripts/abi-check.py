@@ -10,17 +10,21 @@
 # makes of it (a program built against the header prints it), so spelling
 # does not matter: 1ULL << 62, BIT_ULL-like macros, hex, (63), a last
 # enumerator without a comma.  The spaces looked at: the sample types,
-# record types and callchain contexts of include/uapi/linux/perf_event.h,
-# its PERF_ATTR_* sizes, the bits of the attr flag word, the byte range of
-# every perf_event_attr member, the PR_* values of prctl.h, and perf's
-# enum auxtrace_type.  Fails when
+# record types and callchain contexts of include/uapi/linux/perf_event.h
+# (enumerators of any enum, and macros, by name prefix), its PERF_ATTR_*
+# sizes, the bits of the attr flag word, the byte range of every
+# perf_event_attr member, the PR_* values of prctl.h, and perf's enum
+# auxtrace_type.  Stops when an attr byte belongs to no member it could
+# read (a declaration it does not parse), or the attr is not as large as
+# its largest PERF_ATTR_SIZE_*.  Fails when
 #   - a name the base has changes its value (a base attr field moves, a
 #     record type is renumbered; a __reserved* field may only shrink),
 #   - a name the series adds has a value upstream has taken, has in flight
 #     or hands out next (a __reserved* field of the series may cover what
 #     upstream hands out next, nothing upstream has taken),
 #   - a name upstream also has is not upstream's number,
-#   - the tools/include copy of a header disagrees with the kernel's,
+#   - the tools/include copy of a header disagrees with the kernel's, in
+#     any object-like macro or number above,
 #   - a file other than those headers defines one of their names again.
 import os
 import re
@@ -51,8 +55,13 @@ def block(text, start):
 
 
 def enumerators(text, start):
+    body = re.sub(r"^[ \t]*#.*$", "", block(text, start), flags=re.M)
+    return enum_names(body)
+
+
+def enum_names(body):
     names = []
-    for item in block(text, start).split(","):
+    for item in body.split(","):
         name = item.split("=")[0].strip()
         if re.fullmatch(r"[A-Za-z_]\w*", name):
             names.append(name)
@@ -60,7 +69,24 @@ def enumerators(text, start):
 
 
 def defines(text, prefix):
-    return re.findall(r"^#[ \t]*define[ \t]+(" + prefix + r"\w*)[ \t]+\S", text, re.M)
+    """Object-like macros whose names start with PREFIX."""
+    return re.findall(r"^[ \t]*#[ \t]*define[ \t]+(" + prefix + r"\w*)[ \t]+\S", text, re.M)
+
+
+def all_enumerators(text, prefix, skip):
+    """Enumerators named PREFIX... of every enum of TEXT, but not SKIP...."""
+    text = re.sub(r"^[ \t]*#.*$", "", strip_comments(text), flags=re.M)
+    names = []
+    for body in re.findall(r"\benum\b[^{;]*\{(.*?)\}", text, re.S):
+        names += [n for n in enum_names(body) if n.startswith(prefix)]
+    return [n for n in names if not n.startswith(skip)]
+
+
+def named(text, prefix, skip):
+    """Every enumerator and object-like macro named PREFIX..., not SKIP...."""
+    names = all_enumerators(text, prefix, skip)
+    names += [n for n in defines(text, prefix) if not n.startswith(skip)]
+    return list(dict.fromkeys(names))
 
 
 def attr_members(text):
@@ -116,12 +142,16 @@ def header_numbers(pe, pr):
     includes = {"linux/perf_event.h": pe, "linux/prctl.h": pr}
     prologue = "#include <linux/perf_event.h>\n#include <linux/prctl.h>\n"
     spaces = {
-        "sample-bit": enumerators(pe, "enum perf_event_sample_format {"),
-        "record-type": enumerators(pe, "enum perf_event_type {"),
-        "callchain-context": enumerators(pe, "enum perf_callchain_context {"),
+        "sample-bit": named(pe, "PERF_SAMPLE_", ("PERF_SAMPLE_BRANCH_", "PERF_SAMPLE_REGS_ABI_")),
+        "record-type": named(pe, "PERF_RECORD_", ("PERF_RECORD_MISC_", "PERF_RECORD_KSYMBOL_")),
+        "callchain-context": named(pe, "PERF_CONTEXT_", ()),
         "attr-size": defines(pe, "PERF_ATTR_"),
         "prctl": defines(pr, "PR_"),
+        # Every other number of the headers, for the tools copy check.
+        "define": list(dict.fromkeys(defines(pe, "") + defines(pr, ""))),
     }
+    guards = {"_UAPI_LINUX_PERF_EVENT_H", "_LINUX_PRCTL_H"}
+    spaces["define"] = [n for n in spaces["define"] if n not in guards]
     lines = []
     for space, names in spaces.items():
         lines += [line.replace('"', f'"{space}:', 1)
@@ -143,12 +173,12 @@ def header_numbers(pe, pr):
     for key, v in run_c(includes, prologue, lines).items():
         space, name = key.split(":", 1)
         out.setdefault(space, {})[name] = v
-    # Sample types are single bits: keep the bit number.
+    # Sample types as the bits they span (one bit each, but for masks).
     bits = {}
     for name, (v, _) in out.get("sample-bit", {}).items():
-        if v & (v - 1) or not v:
-            sys.exit(f"abi-check: {name} = {v:#x} is not one bit")
-        bits[name] = (v.bit_length() - 1,) * 2
+        if not v:
+            sys.exit(f"abi-check: {name} is 0")
+        bits[name] = ((v & -v).bit_length() - 1, v.bit_length() - 1)
     out["sample-bit"] = bits
     for name, (lo, hi) in out.get("attr-flag", {}).items():
         if lo < 0:
@@ -159,9 +189,31 @@ def header_numbers(pe, pr):
     for space in spaces:
         out.setdefault(space, {})
     # Not a size: the offset of the series' own attr fields.
-    if "PERF_ATTR_EXT_OFFSET" in out["attr-size"]:
-        out["attr-bytes"]["PERF_ATTR_EXT_OFFSET"] = out["attr-size"].pop("PERF_ATTR_EXT_OFFSET")
+    ext = out["attr-size"].pop("PERF_ATTR_EXT_OFFSET", None)
+    check_attr_layout(out["attr-bytes"], out["attr-size"], ext)
+    if ext:
+        out["attr-bytes"]["PERF_ATTR_EXT_OFFSET"] = ext
     return out
+
+
+def check_attr_layout(members, sizes, ext):
+    """Every byte of the attr belongs to a member that was read, the attr is
+    as large as its largest size, and the fields at PERF_ATTR_EXT_OFFSET
+    start there: a member this check cannot read shows as a hole."""
+    size = members.pop("sizeof")[1] + 1
+    covered = set(range(40, 48))            # the flag word
+    for lo, hi in members.values():
+        covered |= set(range(lo, hi + 1))
+    holes = sorted(set(range(size)) - covered)
+    if holes:
+        sys.exit(f"abi-check: attr bytes {holes[0]}-{holes[-1]} belong to no member "
+                 "declared as '__u<N> name;' or '__u<N> name[N];'")
+    largest = max(v[0] for n, v in sizes.items() if n.startswith("PERF_ATTR_SIZE_"))
+    if size != largest:
+        sys.exit(f"abi-check: sizeof(struct perf_event_attr) is {size}, "
+                 f"its largest PERF_ATTR_SIZE_* is {largest}")
+    if ext and min((lo for lo, _ in members.values() if lo >= ext[0]), default=None) != ext[0]:
+        sys.exit(f"abi-check: no attr member starts at PERF_ATTR_EXT_OFFSET ({ext[0]})")
 
 
 def auxtrace_numbers(text):
@@ -250,7 +302,7 @@ def main():
                                 f"to {fmt(space, *k[space][name])}")
 
     added = [(space, name, v) for space, d in k.items() for name, v in d.items()
-             if name not in base_k[space] and not NON_ABI.search(name)]
+             if name not in base_k[space] and not NON_ABI.search(name) and space != "define"]
 
     print(f"{'space':18} {'name':32} {'ours':>22}  verdict")
     for space, name, (lo, hi) in added:
@@ -280,8 +332,6 @@ def main():
         print(f"{space:18} {name:32} {ours_s:>22}  {verdict}")
 
     names = {n for space, d in k.items() if space != "attr-bytes" for n in d}
-    names |= {n for incdir, _ in HEADERS[:1] for h in ("perf_event.h", "prctl.h")
-              for n in defines(git_show(tree, None, f"{incdir}/linux/{h}"), "")}
     failures += redefinitions(tree, names)
 
     if failures:
