@@ -5,7 +5,8 @@ ARCH ?= x86_64
 S := scripts
 
 .PHONY: check demo bench deps tree assemble export series roundtrip abi-check \
-	kernel perf selftests build vm test fresh clean help
+	kernel perf selftests build vm test fresh clean help \
+	perf-asan fuzz fuzz-seeds
 
 help:
 	@echo "make check       build everything, boot both guests, run every test"
@@ -19,6 +20,8 @@ help:
 	@echo "make build       kernel, perf and kselftests for ARCH=$(ARCH)"
 	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
 	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR]  run one command in a guest"
+	@echo "make fuzz        10,000 mutants per record kind against an ASan/UBSan perf (N=...)"
+	@echo "make fuzz-seeds  record the fuzz seeds in the x86_64 guest -> fuzz/seeds/"
 	@echo "make fresh       a new machine: debootstrap root, install, tool checks, make check, make demo"
 
 check:
@@ -70,6 +73,21 @@ fresh: deps
 
 test: build
 	$S/run-tests.sh $(ARCH) "$(T)"
+
+perf-asan: assemble
+	fuzz/build-perf-asan.sh
+
+# N mutants per record kind; figures on stderr, one line per kind in
+# build/fuzz/results.tsv, crashing mutants in build/fuzz/crashes/
+fuzz: perf-asan
+	mkdir -p build/fuzz
+	python3 fuzz/fuzz.py --perf build/perf-asan/perf --mutants $(or $(N),10000) \
+		--keep build/fuzz/crashes > build/fuzz/results.tsv; \
+		rc=$$?; cat build/fuzz/results.tsv; exit $$rc
+
+fuzz-seeds: build
+	$S/vm.sh x86_64 -o $(CURDIR)/build/fuzz-rec "sh $(CURDIR)/fuzz/record-seeds.sh"
+	python3 fuzz/make-seeds.py build/fuzz-rec
 
 clean:
 	rm -rf build

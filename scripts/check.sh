@@ -113,6 +113,25 @@ else
 	result noarch abi upstream-collision fail
 fi
 
+# perf's readers against crafted files: the fuzz harness' regression
+# seeds and a bounded share of mutants (25 s per record kind, at most 3 min
+# in all) fed to the host perf built with ASan and UBSan; `make fuzz` is
+# the full run.  One line per record kind.
+fuzz_kinds="tls uevent deferred auxsample auxtrace attr"
+if build_line noarch perf-asan "$TOP/fuzz/build-perf-asan.sh"; then
+	fuzz_check() {
+		python3 "$TOP/fuzz/fuzz.py" --perf "$BUILD/perf-asan/perf" --seconds 25 \
+			--keep "$dir/fuzz-crashes" > "$dir/fuzz.tsv"
+	}
+	stage perf-fuzz fuzz_check || true
+	for k in $fuzz_kinds; do
+		r=$(awk -F'\t' -v k="$k" '$1 == k { print $2 }' "$dir/fuzz.tsv")
+		result noarch perf-fuzz "$k" "${r:-fail}"
+	done
+else
+	for k in $fuzz_kinds; do result noarch perf-fuzz "$k" fail; done
+fi
+
 for arch in $ARCHES; do
 	ok=1
 	build_line "$arch" kernel "$TOP/scripts/build-kernel.sh" "$arch" || ok=0

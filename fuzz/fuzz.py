@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Mutation fuzzer for perf's readers of the series' records.
+
+fuzz.py --perf PERF [--mutants N | --seconds S] [--kinds K,..] [--seed N]
+        [--results FILE] [--keep DIR]
+
+For each record kind, mutants of the seeds of that kind (fuzz/seeds/, a
+little-endian file and its byte-swapped .be twin, or a pipe-mode stream)
+go to `perf script`, `perf report -D` and `perf report --stdio` in turn.
+A mutation hits the records of its kind: bit flips, a header.size or a
+length field set to a boundary value, the file truncated inside the
+record, the record's type swapped for another.  A crash is a signal or a
+sanitizer report (perf built with -fsanitize=address,undefined, see
+build-perf-asan.sh); an exit status with an error message is fine.
+Every regression seed (fuzz/regress/KIND-*.data, a mutant that once
+crashed perf) is replayed first.  One line per kind on stdout:
+KIND<TAB>pass|fail<TAB>mutants<TAB>crashes<TAB>seconds; crashing mutants
+are kept in --keep with their stderr.
+"""
+import argparse
+import glob
+import os
+import random
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+SEEDS = os.path.join(HERE, "seeds")
+REGRESS = os.path.join(HERE, "regress")
+
+SAMPLE, CALLCHAIN_DEFERRED, UEVENT = 9, 22, 63
+HEADER_ATTR, AUXTRACE_INFO, AUXTRACE = 64, 70, 71
+S_AUX, S_CALLCHAIN, S_TLS_USER = 1 << 20, 1 << 5, 1 << 62
+
+# kind: (seed file stems, record types it mutates, sample_type bit whose
+# samples it mutates too)
+KINDS = {
+    "tls":       (["tls"], set(), S_TLS_USER),
+    "uevent":    (["uevent"], {UEVENT}, 0),
+    "deferred":  (["defer"], {CALLCHAIN_DEFERRED}, S_CALLCHAIN),
+    "auxsample": (["auxsample"], {AUXTRACE_INFO}, S_AUX),
+    "auxtrace":  (["auxtrace"], {AUXTRACE, AUXTRACE_INFO}, 0),
+    "attr":      (["pipe", "tls", "uevent"], {HEADER_ATTR}, 0),
+}
+COMMANDS = [["script"], ["report", "-D"], ["report", "--stdio"]]
+SAN_MARKS = (b"ERROR: AddressSanitizer", b"runtime error:",
+             b"ERROR: LeakSanitizer", b"UndefinedBehaviorSanitizer",
+             b"AddressSanitizer:DEADLYSIGNAL")
+INTERESTING = [0, 1, 7, 8, 9, 15, 16, 17, 24, 31, 32, 63, 64, 255, 256,
+               0x7fff, 0x8000, 0xfff8, 0xffff, 0x10000, 0x7fffffff,
+               0xffffffff, 1 << 32, 1 << 63, (1 << 64) - 1, (1 << 64) - 8]
+
+
+class Seed:
+    """A seed file and where its records are."""
+
+    def __init__(self, path):
+        self.path = path
+        self.data = open(path, "rb").read()
+        magic = self.data[:8]
+        self.pipe = False
+        if magic in (b"PERFILE2", b"2ELIFREP"):
+            self.e = "<" if magic == b"PERFILE2" else ">"
+            hdr_size = struct.unpack_from(self.e + "Q", self.data, 8)[0]
+            if hdr_size == 16:          # pipe mode: records follow
+                self.pipe, start, end = True, 16, len(self.data)
+            else:
+                start, size = struct.unpack_from(self.e + "QQ", self.data, 40)
+                end = start + size
+                # the attrs section, for the attr kind of file mode
+                a_off, a_size = struct.unpack_from(self.e + "QQ", self.data, 24)
+                self.attrs = (a_off, a_size)
+        else:
+            raise ValueError(path)
+        self.sample_types = self.read_sample_types()
+        self.records = []       # (offset, type, size)
+        pos = start
+        while pos + 8 <= end:
+            t, _, s = struct.unpack_from(self.e + "IHH", self.data, pos)
+            if s < 8:
+                break
+            self.records.append((pos, t, s))
+            if t == AUXTRACE:
+                s += struct.unpack_from(self.e + "Q", self.data, pos + 8)[0]
+            pos += s
+
+    def read_sample_types(self):
+        st = 0
+        if self.pipe:
+            return st
+        a_off, a_size = struct.unpack_from(self.e + "QQ", self.data, 24)
+        attr_size = struct.unpack_from(self.e + "Q", self.data, 16)[0]
+        for off in range(a_off, a_off + a_size, attr_size):
+            st |= struct.unpack_from(self.e + "Q", self.data, off + 24)[0]
+        return st
+
+    def targets(self, types, sample_bit):
+        t = [r for r in self.records if r[1] in types]
+        if sample_bit and self.sample_types & sample_bit:
+            t += [r for r in self.records if r[1] == SAMPLE]
+        return t
+
+
+def mutate(seed, targets, rng, kind):
+    """A mutant of @seed: bytes, and what was done."""
+    b = bytearray(seed.data)
+    e = seed.e
+    if kind == "attr" and not seed.pipe:
+        # the attr section of a file: its size field and ids section
+        a_off, a_size = seed.attrs
+        off = a_off + rng.randrange(max(a_size, 1))
+        op = rng.choice(["flip", "size"])
+        if op == "size":
+            struct.pack_into(e + "I", b, a_off + 4, rng.choice(INTERESTING) & 0xffffffff)
+            return bytes(b), "attr.size"
+        b[off] ^= 1 << rng.randrange(8)
+        return bytes(b), "attr flip @%#x" % off
+    pos, typ, size = rng.choice(targets)
+    op = rng.choice(["flip", "flip", "size", "field", "field", "truncate", "type"])
+    if op == "flip":
+        for _ in range(rng.randint(1, 8)):
+            off = pos + rng.randrange(size)
+            b[off] ^= 1 << rng.randrange(8)
+        return bytes(b), "flip record %d@%#x" % (typ, pos)
+    if op == "size":
+        v = rng.choice([0, 1, 7, 8, 9, 12, 15, 16, 17, 23, 24, size - 8,
+                        size - 1, size + 1, size + 8, 0xfff8, 0xffff,
+                        rng.randrange(0x10000)])
+        struct.pack_into(e + "H", b, pos + 6, max(0, min(v, 0xffff)))
+        return bytes(b), "header.size %d of record %d@%#x" % (v, typ, pos)
+    if op == "field":
+        # a u32 or u64 length/count field of the record body
+        width = rng.choice([4, 8])
+        if size <= 8 + width:
+            return bytes(b), "none"
+        off = pos + 8 + rng.randrange((size - 8 - width) // width + 1) * width
+        v = rng.choice(INTERESTING + [size, size - 16, size // 8])
+        if width == 4:
+            v &= 0xffffffff
+        v &= (1 << 64) - 1
+        struct.pack_into(e + ("I" if width == 4 else "Q"), b, off, v)
+        return bytes(b), "field%d @%#x = %#x in record %d" % (width * 8, off, v, typ)
+    if op == "truncate":
+        cut = pos + rng.randrange(size + 1)
+        return bytes(b[:cut]), "truncate at %#x in record %d" % (cut, typ)
+    new = rng.choice([1, 2, 3, 4, 9, 10, 11, 22, 63, 64, 68, 69, 70, 71, 72,
+                      73, 74, 78, 79, 81, 82, rng.randrange(256)])
+    struct.pack_into(e + "I", b, pos, new)
+    return bytes(b), "type %d -> %d @%#x" % (typ, new, pos)
+
+
+class Runner:
+    def __init__(self, perf, tmp, timeout):
+        self.perf, self.tmp, self.timeout = perf, tmp, timeout
+        self.symfs = os.path.join(tmp, "symfs")
+        os.makedirs(self.symfs, exist_ok=True)
+        self.env = dict(os.environ, HOME=tmp, PAGER="cat",
+                        ASAN_OPTIONS="halt_on_error=1:abort_on_error=0:"
+                        "detect_leaks=0:allocator_may_return_null=1:"
+                        "handle_segv=1:handle_abort=1:print_summary=1",
+                        UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
+
+    def run(self, path, cmd):
+        """None if fine, else what went wrong and its stderr."""
+        argv = [self.perf] + cmd + ["-i", path, "-f", "--symfs", self.symfs]
+        if cmd[0] == "report":
+            argv += ["--no-children"] if cmd[1] == "--stdio" else []
+        stdin = open(path, "rb") if path == "-" else subprocess.DEVNULL
+        try:
+            p = subprocess.run(argv, stdin=stdin, stdout=subprocess.DEVNULL,
+                               stderr=subprocess.PIPE, env=self.env,
+                               timeout=self.timeout, cwd=self.tmp)
+        except subprocess.TimeoutExpired as ex:
+            return "timeout %ds" % self.timeout, ex.stderr or b""
+        err = p.stderr
+        if p.returncode < 0:
+            return "signal %d" % -p.returncode, err
+        for m in SAN_MARKS:
+            if m in err:
+                return "sanitizer report", err
+        return None
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--perf", required=True)
+    ap.add_argument("--mutants", type=int, default=10000,
+                    help="mutants per kind")
+    ap.add_argument("--seconds", type=float,
+                    help="time per kind instead of a count")
+    ap.add_argument("--kinds", default=",".join(KINDS))
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--timeout", type=int, default=30)
+    ap.add_argument("--keep", default=None)
+    a = ap.parse_args()
+    tmp = tempfile.mkdtemp(prefix="perf-fuzz.")
+    runner = Runner(os.path.abspath(a.perf), tmp, a.timeout)
+    keep = a.keep or os.path.join(tmp, "crashes")
+    os.makedirs(keep, exist_ok=True)
+    rc = 0
+    totals = [0, 0, 0.0]
+    for kind in a.kinds.split(","):
+        stems, types, sample_bit = KINDS[kind]
+        t0 = time.time()
+        crashes = n = 0
+
+        def check(path, what):
+            nonlocal crashes
+            for i, cmd in enumerate(COMMANDS):
+                r = runner.run(path, cmd)
+                if r:
+                    crashes += 1
+                    name = os.path.join(keep, "%s-%d" % (kind, crashes))
+                    shutil.copy(path, name + ".data")
+                    with open(name + ".txt", "wb") as f:
+                        f.write(("%s: perf %s: %s\n" % (what, " ".join(cmd), r[0])).encode())
+                        f.write(r[1][-20000:])
+                    print("CRASH %s: %s: perf %s: %s (%s.data)" %
+                          (kind, what, " ".join(cmd), r[0], name),
+                          file=sys.stderr)
+                    return
+
+        for reg in sorted(glob.glob(os.path.join(REGRESS, kind + "-*.data"))):
+            check(reg, "regression " + os.path.basename(reg))
+            n += 1
+        seeds = []
+        for stem in stems:
+            for p in sorted(glob.glob(os.path.join(SEEDS, stem + ".*data"))):
+                s = Seed(p)
+                t = s.targets(types, sample_bit)
+                if t or (kind == "attr" and not s.pipe):
+                    seeds.append((s, t))
+        rng = random.Random("%s-%d" % (kind, a.seed))
+        mpath = os.path.join(tmp, "mutant.data")
+        i = 0
+        while True:
+            if a.seconds is not None:
+                if time.time() - t0 >= a.seconds:
+                    break
+            elif i >= a.mutants:
+                break
+            s, t = seeds[i % len(seeds)] if kind != "attr" else rng.choice(seeds)
+            data, what = mutate(s, t, rng, kind)
+            with open(mpath, "wb") as f:
+                f.write(data)
+            # one reader per mutant, in turn; all three for pipe seeds
+            cmd = COMMANDS[i % len(COMMANDS)]
+            r = runner.run(mpath, cmd)
+            if r:
+                crashes += 1
+                name = os.path.join(keep, "%s-%d" % (kind, crashes))
+                shutil.copy(mpath, name + ".data")
+                with open(name + ".txt", "wb") as f:
+                    f.write(("%s %s: perf %s: %s\n" % (os.path.basename(s.path), what, " ".join(cmd), r[0])).encode())
+                    f.write(r[1][-20000:])
+                print("CRASH %s: %s %s: perf %s: %s (%s.data)" %
+                      (kind, os.path.basename(s.path), what, " ".join(cmd), r[0], name),
+                      file=sys.stderr)
+            i += 1
+            n += 1
+        dt = time.time() - t0
+        totals[0] += n
+        totals[1] += crashes
+        totals[2] += dt
+        print("%s\t%s\t%d\t%d\t%.0f" % (kind, "fail" if crashes else "pass",
+                                        n, crashes, dt), flush=True)
+        rc |= bool(crashes)
+    print("total: %d mutants, %d crashes, %.0f s, %.1f mutants/s" %
+          (totals[0], totals[1], totals[2], totals[0] / max(totals[2], 1e-9)),
+          file=sys.stderr)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return rc
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,21 @@
+#!/bin/sh
+# Runs in the x86_64 guest (make fuzz-seeds): records one perf.data per
+# new record/sample kind of the series into /tmp/out, with the series'
+# perf ($1, default: perf in PATH).
+P=${1:-perf}
+cd /tmp/out || exit 1
+set -x
+$P record -q -o tls.data -e cpu-clock -c 2000000 --tls-user=otel \
+	-- $P test -w otel_tls 1
+$P record -q -o uevent.data -e cpu-clock -c 2000000 --uevents \
+	-- $P test -w uevent
+$P record -q -o defer.data -e cpu-clock -c 2000000 --call-graph fp,defer \
+	-- $P test -w deferred_chain
+$P record -q -o auxsample.data -e '{sw_aux//,cpu-clock}' -c 4000000 \
+	--aux-sample=256 -- $P test -w noploop 1
+$P record -q -o auxtrace.data -e sw_aux// -e cpu-clock -c 4000000 \
+	-- $P test -w noploop 1
+# Pipe mode: PERF_RECORD_HEADER_ATTR and the other synthesized records
+$P record -q -o - -e cpu-clock -c 2000000 --uevents --tls-user=otel \
+	-- $P test -w otel_tls 1 > pipe.data
+ls -l
