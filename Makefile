@@ -19,6 +19,7 @@ help:
 	@echo "make abi-check   no ABI number of the series is one upstream has or takes next"
 	@echo "make build       kernel, perf and kselftests for ARCH=$(ARCH)"
 	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
+	@echo "make test KFLAVOUR=kasan ARCH=arm64  the same on a KASAN+UBSAN kernel (build/obj-ARCH-kasan)"
 	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR]  run one command in a guest"
 	@echo "make fuzz        10,000 mutants per record kind against an ASan/UBSan perf (N=...)"
 	@echo "make fuzz-seeds  record the fuzz seeds in the x86_64 guest -> fuzz/seeds/"

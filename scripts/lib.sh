@@ -25,14 +25,20 @@ kimage() { case $1 in x86_64) echo arch/x86/boot/bzImage ;; arm64) echo arch/arm
 
 # Kernel flavour.  "test" kernels carry lockdep and the other debug options
 # of kernel/configs/debug.config, so that a splat fails the run; "bench"
-# kernels leave them out, as they would dominate every cost measured.
+# kernels leave them out, as they would dominate every cost measured;
+# "kasan" kernels are test kernels plus kernel/configs/kasan.config
+# (generic KASAN and UBSAN), in build/obj-ARCH-kasan, run on their own:
+# make test KFLAVOUR=kasan ARCH=...
 KFLAVOUR=${KFLAVOUR:-test}
-case $KFLAVOUR in test|bench) ;; *) die "unknown KFLAVOUR $KFLAVOUR" ;; esac
+case $KFLAVOUR in test|bench|kasan) ;; *) die "unknown KFLAVOUR $KFLAVOUR" ;; esac
 kobj() { if [ "$KFLAVOUR" = test ]; then echo "$BUILD/obj-$1"; else echo "$BUILD/obj-$1-$KFLAVOUR"; fi; }
+# The suffix of the result files and guest directories of a flavour.
+ksuffix() { if [ "$KFLAVOUR" = test ]; then echo ""; else echo "-$KFLAVOUR"; fi; }
 kfrags() {
 	local f
-	for f in common "$1" debug; do
-		[ "$f" = debug ] && [ "$KFLAVOUR" != test ] && continue
+	for f in common "$1" debug kasan; do
+		[ "$f" = debug ] && [ "$KFLAVOUR" = bench ] && continue
+		[ "$f" = kasan ] && [ "$KFLAVOUR" != kasan ] && continue
 		echo "$TOP/kernel/configs/$f.config"
 	done
 }

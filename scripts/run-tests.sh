@@ -8,8 +8,8 @@
 
 arch=${1:?usage: run-tests.sh ARCH [FILTER]}
 filter=${2:-}
-out=$BUILD/vm/$arch-tests
-results=$BUILD/check/results-$arch.tsv
+out=$BUILD/vm/$arch-tests$(ksuffix)
+results=$BUILD/check/results-$arch$(ksuffix).tsv
 mkdir -p "$BUILD/check"
 
 # The perf tool tests this series adds, as the assembled tree has them.
@@ -30,18 +30,19 @@ arm64)
 esac
 
 rc=0
-"$TOP/scripts/vm.sh" "$arch" -t "${VM_TIMEOUT:-1500}" -o "$out" "$cmd" > "$BUILD/check/console-$arch.log" 2>&1 || rc=$?
+console=$BUILD/check/console-$arch$(ksuffix).log
+"$TOP/scripts/vm.sh" "$arch" -t "${VM_TIMEOUT:-1500}" -o "$out" "$cmd" > "$console" 2>&1 || rc=$?
 case $rc in
 0|1) boot=pass ;;
-3) boot=fail; log "$arch: kernel splat, see $BUILD/check/console-$arch.log" ;;
-*) boot=fail; log "$arch: guest failed (exit $rc), see $BUILD/check/console-$arch.log"
-   tail -30 "$BUILD/check/console-$arch.log" >&2 ;;
+3) boot=fail; log "$arch: kernel splat, see $console" ;;
+*) boot=fail; log "$arch: guest failed (exit $rc), see $console"
+   tail -30 "$console" >&2 ;;
 esac
 {
 	printf '%s\tboot\tconsole-clean\t%s\n' "$arch" "$boot"
 	[ -f "$out/results.tsv" ] && sed "s/^/$arch\t/" "$out/results.tsv"
 } > "$results"
-[ -f "$out/skips.tsv" ] && sed "s/^/$arch\t/" "$out/skips.tsv" > "$BUILD/check/skips-$arch.tsv"
+[ -f "$out/skips.tsv" ] && sed "s/^/$arch\t/" "$out/skips.tsv" > "$BUILD/check/skips-$arch$(ksuffix).tsv"
 awk -F'\t' '{ n[$4]++ } END { printf "%s: %d passed, %d failed, %d skipped\n", ARCH, n["pass"], n["fail"], n["skip"] }' \
-	ARCH="$arch" "$results" >&2
+	ARCH="$arch$(ksuffix)" "$results" >&2
 ! grep -q '	fail$' "$results"
