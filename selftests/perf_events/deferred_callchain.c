@@ -249,8 +249,14 @@ static int ring_open(struct ring *r, struct perf_event_attr *attr, pid_t pid,
 	r->data_size = DATA_PAGES * page;
 	r->base = mmap(NULL, r->data_size + page, PROT_READ | PROT_WRITE,
 		       MAP_SHARED, r->fd, 0);
-	if (r->base == MAP_FAILED)
-		return -errno;
+	if (r->base == MAP_FAILED) {
+		int err = errno;
+
+		/* not counted in nr_rings, so nobody else closes it */
+		close(r->fd);
+		r->fd = -1;
+		return -err;
+	}
 	r->samples = calloc(MAX_SAMPLES, sizeof(*r->samples));
 	r->records = calloc(MAX_RECORDS, sizeof(*r->records));
 	return r->samples && r->records ? 0 : -ENOMEM;
@@ -1127,6 +1133,23 @@ static bool is_chain_record(const struct record *rec,
 	return true;
 }
 
+/*
+ * Run a chain thread of @nr_frames frames @spacing bytes apart for @rounds
+ * rounds, watched by an event of @attr on the first ring, then read that
+ * ring and check it.
+ */
+static void run_chain_ring(struct __test_metadata *_metadata,
+			   struct rings *rs, struct perf_event_attr *attr,
+			   struct chain_thread *ct, int nr_frames,
+			   size_t spacing, int rounds)
+{
+	ASSERT_EQ(chain_thread_start(ct, nr_frames, spacing, rounds, false), 0);
+	open_ring(_metadata, rs, attr, ct->tid, -1);
+	chain_thread_run(ct);
+	ring_drain(&rs->r[0]);
+	check_ring(_metadata, &rs->r[0]);
+}
+
 static struct perf_event_attr fault_attr(void)
 {
 	struct perf_event_attr attr = clock_attr(true, true);
@@ -1155,12 +1178,8 @@ TEST_F(deferred_callchain, one_cookie_per_entry)
 	struct chain_thread ct;
 	int i, j, nested = 0, chains = 0;
 
-	ASSERT_EQ(chain_thread_start(&ct, ONE_COOKIE_FRAMES, FAULT_SPACING,
-				     ONE_COOKIE_ROUNDS, false), 0);
-	open_ring(_metadata, rs, &attr, ct.tid, -1);
-	chain_thread_run(&ct);
-	ring_drain(&rs->r[0]);
-	check_ring(_metadata, r);
+	run_chain_ring(_metadata, rs, &attr, &ct, ONE_COOKIE_FRAMES, FAULT_SPACING,
+		       ONE_COOKIE_ROUNDS);
 
 	for (i = 0; i < r->nr_records; i++) {
 		const struct record *rec = &r->records[i];
@@ -1234,12 +1253,8 @@ TEST_F(deferred_callchain, max_stack)
 	ASSERT_EQ(write_long(MAX_STACK_PATH, MAX_STACK_MAX + 1), -EINVAL);
 
 	attr.sample_max_stack = 65535;
-	ASSERT_EQ(chain_thread_start(&ct, DEEP_FRAMES, 2 * sizeof(long),
-				     DEEP_ROUNDS, false), 0);
-	open_ring(_metadata, rs, &attr, ct.tid, -1);
-	chain_thread_run(&ct);
-	ring_drain(&rs->r[0]);
-	check_ring(_metadata, r);
+	run_chain_ring(_metadata, rs, &attr, &ct, DEEP_FRAMES, 2 * sizeof(long),
+		       DEEP_ROUNDS);
 
 	for (i = 0; i < r->nr_records; i++) {
 		const struct record *rec = &r->records[i];
@@ -1273,7 +1288,11 @@ static int kill_open(struct perf_event_attr *attr, pid_t tid, void **base)
 		return fd;
 	*base = mmap(NULL, (KILL_RING_PAGES + 1) * page, PROT_READ | PROT_WRITE,
 		     MAP_SHARED, fd, 0);
-	return *base == MAP_FAILED ? -1 : fd;
+	if (*base == MAP_FAILED) {
+		close(fd);
+		return -1;
+	}
+	return fd;
 }
 
 /*
@@ -1289,7 +1308,7 @@ static void kill_child(int ready)
 	struct perf_event_attr attr = clock_attr(true, false);
 	struct perf_event_mmap_page *pg;
 	struct chain_thread ct;
-	void *base;
+	void *base, *first = NULL;
 	char c = 'e';
 	int i;
 
@@ -1300,6 +1319,8 @@ static void kill_child(int ready)
 	for (i = 0; i < KILL_CLOCKS; i++)
 		if (kill_open(&attr, ct.tid, i < KILL_RINGS ? &base : NULL) < 0)
 			goto out;
+		else if (!first)
+			first = base;
 	attr.config = PERF_COUNT_SW_TASK_CLOCK;
 	if (kill_open(&attr, ct.tid, NULL) < 0)
 		goto out;
@@ -1315,7 +1336,9 @@ static void kill_child(int ready)
 	pg->data_tail = 0x5a5a5a5a5a5a5a5aULL;
 	c = 'r';
 out:
-	if (write(ready, &c, 1) != 1 || c != 'r')
+	/* 'r' and where the first ring is, for the parent to look into */
+	if (write(ready, &c, 1) != 1 || c != 'r' ||
+	    write(ready, &first, sizeof(first)) != sizeof(first))
 		_exit(1);
 	chain_thread_run(&ct);
 	_exit(0);
@@ -1327,6 +1350,40 @@ static double now_ms(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+/*
+ * How many PERF_RECORD_CALLCHAIN_DEFERRED records the ring that @pid
+ * mapped at @base holds, read through /proc/PID/mem (nobody reads the
+ * ring, so its records start at offset 0 and do not wrap); -1 if it
+ * cannot be read.
+ */
+static int count_deferred(pid_t pid, uint64_t base)
+{
+	size_t page = sysconf(_SC_PAGESIZE), size = KILL_RING_PAGES * page;
+	struct perf_event_mmap_page pg;
+	struct perf_event_header h;
+	char path[64];
+	uint64_t pos, head;
+	int fd, n = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	if (pread(fd, &pg, sizeof(pg), base) != sizeof(pg)) {
+		close(fd);
+		return -1;
+	}
+	head = pg.data_head < size ? pg.data_head : size;
+	for (pos = 0; pos + sizeof(h) <= head; pos += h.size) {
+		if (pread(fd, &h, sizeof(h), base + page + pos) != sizeof(h) ||
+		    h.size < sizeof(h))
+			break;
+		n += h.type == PERF_RECORD_CALLCHAIN_DEFERRED;
+	}
+	close(fd);
+	return n;
 }
 
 static void log_stacks(struct __test_metadata *_metadata, pid_t pid)
@@ -1363,9 +1420,10 @@ TEST_F(deferred_callchain, sigkill)
 			.tv_sec = load_ms[round] / 1000,
 			.tv_nsec = load_ms[round] % 1000 * 1000000L,
 		};
-		int pipefd[2], status = 0;
+		int pipefd[2], status = 0, deferred;
 		double start, took;
 		pid_t pid, w = 0;
+		void *ring = NULL;
 		char c = 0;
 
 		ASSERT_EQ(pipe(pipefd), 0);
@@ -1377,10 +1435,18 @@ TEST_F(deferred_callchain, sigkill)
 		}
 		close(pipefd[1]);
 		ASSERT_EQ(read(pipefd[0], &c, 1), 1);
+		if (c != 'r' ||
+		    read(pipefd[0], &ring, sizeof(ring)) != sizeof(ring)) {
+			kill(pid, SIGKILL);
+			waitpid(pid, &status, 0);
+		}
 		close(pipefd[0]);
 		ASSERT_EQ(c, 'r');
+		ASSERT_NE(ring, NULL);
 
 		nanosleep(&ts, NULL);
+		/* The load is real: the child's unwinds were deferred. */
+		deferred = count_deferred(pid, (uintptr_t)ring);
 		start = now_ms();
 		ASSERT_EQ(kill(pid, SIGKILL), 0);
 		do {
@@ -1398,8 +1464,9 @@ TEST_F(deferred_callchain, sigkill)
 		ASSERT_TRUE(WIFSIGNALED(status));
 		ASSERT_EQ(WTERMSIG(status), SIGKILL);
 		ASSERT_LT(took, 1000);
-		TH_LOG("load %d ms: reaped %.1f ms after SIGKILL",
-		       load_ms[round], took);
+		TH_LOG("load %d ms: %d deferred records in ring 0, reaped %.1f ms after SIGKILL",
+		       load_ms[round], deferred, took);
+		ASSERT_GT(deferred, 0);
 	}
 }
 

@@ -11,6 +11,10 @@
 #include <sys/prctl.h>		/* and with it linux/prctl.h */
 #include <linux/perf_event.h>
 
+#ifndef PR_TASK_PERF_UEVENT
+#error "perf_uevent.h needs uapi headers with PR_TASK_PERF_UEVENT"
+#endif
+
 /* Payload types that the perf tool decodes. */
 #define PERF_UEVENT_TYPE_TEXT		0	/* a string */
 #define PERF_UEVENT_TYPE_SPAN_BEGIN	1	/* struct perf_uevent_span */

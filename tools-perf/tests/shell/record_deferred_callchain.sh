@@ -49,9 +49,10 @@ stitched() {
 		{
 			n++
 			if (!k && /\[kernel\.kallsyms\]/) k = n
-			if (!x && $1 == a) x = n
-			if (!y && $1 == b) y = n
-			if (!z && $1 == c) z = n
+			# As strings: 48e358 is a number to awk
+			if (!x && $1 "" == a "") x = n
+			if (!y && $1 "" == b "") y = n
+			if (!z && $1 "" == c "") z = n
 		}
 		END { print good + 0 }' "$4"
 }

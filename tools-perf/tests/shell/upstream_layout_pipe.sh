@@ -6,8 +6,9 @@
 # upstream's attr sizes that holds them (64 bytes for a plain cpu-clock
 # recording), and a pipe's PERF_RECORD_HEADER_ATTR is the attr's own size
 # of bytes followed by its ids.  Check that perf inject, from such a file to
-# a pipe, keeps exactly the file's ids (a record sized for the whole
-# structure would add zero ids), and that the pipe gives the same samples.
+# a pipe, writes each attr record at the attr's size with exactly the
+# file's ids (a record sized for the whole structure would add zero ids),
+# and that the pipe gives the same samples.
 # With an older perf installed as /usr/bin/perf, check that it reads a pipe
 # of this perf with the same samples too.  POSIX sh: it also runs under
 # busybox.
@@ -41,6 +42,21 @@ if [ ! -s "$tmpdir/file.ids" ] || ! cmp -s "$tmpdir/file.ids" "$tmpdir/pipe.ids"
 	exit 1
 fi
 echo "ids in the file and in the pipe: $(cat "$tmpdir/file.ids")"
+
+# The ids printed for a pipe come from its EVENT_DESC feature: check the
+# PERF_RECORD_HEADER_ATTR record (64) itself, the attr's size of bytes and
+# one u64 per id behind an 8-byte header.
+attr_size=$(perf evlist -v -i "$tmpdir/file.data" 2>/dev/null |
+	sed -n '1s/.* size: \([0-9]*\),.*/\1/p')
+nr_ids=$(tr ',' '\n' <"$tmpdir/file.ids" | grep -c '[0-9]')
+rec_size=$(perf report -D -i "$tmpdir/pipe.data" 2>/dev/null |
+	sed -n 's/^[0-9]*@pipe \[\(0x[0-9a-f]*\)\]: event: 64$/\1/p' | head -n 1)
+if [ -z "$attr_size" ] || [ -z "$rec_size" ] ||
+   [ "$((rec_size))" -ne $((8 + attr_size + 8 * nr_ids)) ]; then
+	echo "FAIL: the pipe's attr record is ${rec_size:-missing} bytes, not 8 + $attr_size + 8 * $nr_ids"
+	exit 1
+fi
+echo "the pipe's attr record: $((rec_size)) bytes = 8 + $attr_size + 8 * $nr_ids"
 
 # script PERF NAME: the samples PERF reads from NAME, one line each
 script() {
