@@ -53,7 +53,8 @@ rec_size=$(perf report -D -i "$tmpdir/pipe.data" 2>/dev/null |
 	sed -n 's/^[0-9]*@pipe \[\(0x[0-9a-f]*\)\]: event: 64$/\1/p' | head -n 1)
 if [ -z "$attr_size" ] || [ -z "$rec_size" ] ||
    [ "$((rec_size))" -ne $((8 + attr_size + 8 * nr_ids)) ]; then
-	echo "FAIL: the pipe's attr record is ${rec_size:-missing} bytes, not 8 + $attr_size + 8 * $nr_ids"
+	echo "FAIL: the pipe's attr record is ${rec_size:-missing} bytes," \
+		"not 8 + $attr_size + 8 * $nr_ids"
 	exit 1
 fi
 echo "the pipe's attr record: $((rec_size)) bytes = 8 + $attr_size + 8 * $nr_ids"
