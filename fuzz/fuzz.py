@@ -2,7 +2,7 @@
 """Mutation fuzzer for perf's readers of the series' records.
 
 fuzz.py --perf PERF [--mutants N | --seconds S] [--kinds K,..] [--seed N]
-        [--results FILE] [--keep DIR]
+        [--jobs N] [--keep DIR]
 
 For each record kind, mutants of the seeds of that kind (fuzz/seeds/, a
 little-endian file and its byte-swapped .be twin, or a pipe-mode stream)
@@ -13,11 +13,13 @@ record, the record's type swapped for another.  A crash is a signal or a
 sanitizer report (perf built with -fsanitize=address,undefined, see
 build-perf-asan.sh); an exit status with an error message is fine.
 Every regression seed (fuzz/regress/KIND-*.data, a mutant that once
-crashed perf) is replayed first.  One line per kind on stdout:
+crashed perf) is replayed first, then every seed of the kind must be read
+by all three with exit status 0.  One line per kind on stdout:
 KIND<TAB>pass|fail<TAB>mutants<TAB>crashes<TAB>seconds; crashing mutants
 are kept in --keep with their stderr.
 """
 import argparse
+import concurrent.futures
 import glob
 import os
 import random
@@ -34,6 +36,7 @@ REGRESS = os.path.join(HERE, "regress")
 
 SAMPLE, CALLCHAIN_DEFERRED, UEVENT = 9, 22, 63
 HEADER_ATTR, AUXTRACE_INFO, AUXTRACE = 64, 70, 71
+THREAD_MAP, CPU_MAP = 73, 74
 S_AUX, S_CALLCHAIN, S_TLS_USER = 1 << 20, 1 << 5, 1 << 62
 
 # kind: (seed file stems, record types it mutates, sample_type bit whose
@@ -44,7 +47,10 @@ KINDS = {
     "deferred":  (["defer"], {CALLCHAIN_DEFERRED}, S_CALLCHAIN),
     "auxsample": (["auxsample"], {AUXTRACE_INFO}, S_AUX),
     "auxtrace":  (["auxtrace"], {AUXTRACE, AUXTRACE_INFO}, 0),
-    "attr":      (["pipe", "tls", "uevent"], {HEADER_ATTR}, 0),
+    # attrs (the header section, or HEADER_ATTR records in a pipe) and
+    # the thread and CPU maps; defer.cpu0 was recorded on one CPU
+    "attr":      (["pipe", "tls", "uevent", "defer"],
+                  {HEADER_ATTR, THREAD_MAP, CPU_MAP}, 0),
 }
 COMMANDS = [["script"], ["report", "-D"], ["report", "--stdio"]]
 SAN_MARKS = (b"ERROR: AddressSanitizer", b"runtime error:",
@@ -109,7 +115,7 @@ def mutate(seed, targets, rng, kind):
     """A mutant of @seed: bytes, and what was done."""
     b = bytearray(seed.data)
     e = seed.e
-    if kind == "attr" and not seed.pipe:
+    if kind == "attr" and not seed.pipe and (not targets or rng.random() < 0.5):
         # the attr section of a file: its size field and ids section
         a_off, a_size = seed.attrs
         off = a_off + rng.randrange(max(a_size, 1))
@@ -164,8 +170,9 @@ class Runner:
                         "handle_segv=1:handle_abort=1:print_summary=1",
                         UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1")
 
-    def run(self, path, cmd):
-        """None if fine, else what went wrong and its stderr."""
+    def run(self, path, cmd, strict=False):
+        """None if fine, else what went wrong and its stderr; @strict: an
+        error exit is wrong too (an unmutated seed must be read whole)."""
         argv = [self.perf] + cmd + ["-i", path, "-f", "--symfs", self.symfs]
         if cmd[0] == "report":
             argv += ["--no-children"] if cmd[1] == "--stdio" else []
@@ -182,6 +189,8 @@ class Runner:
         for m in SAN_MARKS:
             if m in err:
                 return "sanitizer report", err
+        if strict and p.returncode:
+            return "exit %d on an unmutated seed" % p.returncode, err
         return None
 
 
@@ -195,12 +204,15 @@ def main():
     ap.add_argument("--kinds", default=",".join(KINDS))
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--timeout", type=int, default=30)
+    ap.add_argument("--jobs", type=int, default=1,
+                    help="perf processes run at once")
     ap.add_argument("--keep", default=None)
     a = ap.parse_args()
     tmp = tempfile.mkdtemp(prefix="perf-fuzz.")
     runner = Runner(os.path.abspath(a.perf), tmp, a.timeout)
     keep = a.keep or os.path.join(tmp, "crashes")
     os.makedirs(keep, exist_ok=True)
+    pool = concurrent.futures.ThreadPoolExecutor(max(a.jobs, 1))
     rc = 0
     totals = [0, 0, 0.0]
     for kind in a.kinds.split(","):
@@ -208,24 +220,25 @@ def main():
         t0 = time.time()
         crashes = n = 0
 
-        def check(path, what):
+        def keep_crash(path, what, cmd, r):
+            """Keep a mutant that crashed perf, with its stderr."""
             nonlocal crashes
-            for i, cmd in enumerate(COMMANDS):
-                r = runner.run(path, cmd)
-                if r:
-                    crashes += 1
-                    name = os.path.join(keep, "%s-%d" % (kind, crashes))
-                    shutil.copy(path, name + ".data")
-                    with open(name + ".txt", "wb") as f:
-                        f.write(("%s: perf %s: %s\n" % (what, " ".join(cmd), r[0])).encode())
-                        f.write(r[1][-20000:])
-                    print("CRASH %s: %s: perf %s: %s (%s.data)" %
-                          (kind, what, " ".join(cmd), r[0], name),
-                          file=sys.stderr)
-                    return
+            crashes += 1
+            name = os.path.join(keep, "%s-%d" % (kind, crashes))
+            shutil.copy(path, name + ".data")
+            with open(name + ".txt", "wb") as f:
+                f.write(("%s: perf %s: %s\n" % (what, " ".join(cmd), r[0])).encode())
+                f.write(r[1][-20000:])
+            print("CRASH %s: %s: perf %s: %s (%s.data)" %
+                  (kind, what, " ".join(cmd), r[0], name), file=sys.stderr)
 
         for reg in sorted(glob.glob(os.path.join(REGRESS, kind + "-*.data"))):
-            check(reg, "regression " + os.path.basename(reg))
+            what = "regression " + os.path.basename(reg)
+            for cmd in COMMANDS:
+                r = runner.run(reg, cmd)
+                if r:
+                    keep_crash(reg, what, cmd, r)
+                    break
             n += 1
         seeds = []
         for stem in stems:
@@ -234,33 +247,44 @@ def main():
                 t = s.targets(types, sample_bit)
                 if t or (kind == "attr" and not s.pipe):
                     seeds.append((s, t))
+                for cmd in COMMANDS:
+                    r = runner.run(p, cmd, strict=True)
+                    if r:
+                        keep_crash(p, "seed", cmd, r)
+                        break
         rng = random.Random("%s-%d" % (kind, a.seed))
-        mpath = os.path.join(tmp, "mutant.data")
+
+        def one(i):
+            """Mutant i to one reader, in turn; its result and where it is."""
+            s, t = seeds[i % len(seeds)] if kind != "attr" else rng.choice(seeds)
+            data, what = mutate(s, t, rng, kind)
+            mpath = os.path.join(tmp, "mutant-%d.data" % i)
+            with open(mpath, "wb") as f:
+                f.write(data)
+            cmd = COMMANDS[i % len(COMMANDS)]
+            return mpath, os.path.basename(s.path) + " " + what, cmd, \
+                pool.submit(runner.run, mpath, cmd)
+
+        # mutants are made here, in order, so a seed gives the same ones
+        # whatever --jobs is; up to 2 x jobs are in flight
+        inflight = []
         i = 0
         while True:
             if a.seconds is not None:
-                if time.time() - t0 >= a.seconds:
-                    break
-            elif i >= a.mutants:
+                more = time.time() - t0 < a.seconds
+            else:
+                more = i < a.mutants
+            if more and len(inflight) < 2 * max(a.jobs, 1):
+                inflight.append(one(i))
+                i += 1
+                continue
+            if not inflight:
                 break
-            s, t = seeds[i % len(seeds)] if kind != "attr" else rng.choice(seeds)
-            data, what = mutate(s, t, rng, kind)
-            with open(mpath, "wb") as f:
-                f.write(data)
-            # one reader per mutant, in turn; all three for pipe seeds
-            cmd = COMMANDS[i % len(COMMANDS)]
-            r = runner.run(mpath, cmd)
+            mpath, what, cmd, fut = inflight.pop(0)
+            r = fut.result()
             if r:
-                crashes += 1
-                name = os.path.join(keep, "%s-%d" % (kind, crashes))
-                shutil.copy(mpath, name + ".data")
-                with open(name + ".txt", "wb") as f:
-                    f.write(("%s %s: perf %s: %s\n" % (os.path.basename(s.path), what, " ".join(cmd), r[0])).encode())
-                    f.write(r[1][-20000:])
-                print("CRASH %s: %s %s: perf %s: %s (%s.data)" %
-                      (kind, os.path.basename(s.path), what, " ".join(cmd), r[0], name),
-                      file=sys.stderr)
-            i += 1
+                keep_crash(mpath, what, cmd, r)
+            os.unlink(mpath)
             n += 1
         dt = time.time() - t0
         totals[0] += n
@@ -272,6 +296,7 @@ def main():
     print("total: %d mutants, %d crashes, %.0f s, %.1f mutants/s" %
           (totals[0], totals[1], totals[2], totals[0] / max(totals[2], 1e-9)),
           file=sys.stderr)
+    pool.shutdown()
     shutil.rmtree(tmp, ignore_errors=True)
     return rc
 

@@ -47,9 +47,9 @@ KEEP_FEATURES = {F_HOSTNAME, F_OSRELEASE, F_VERSION, F_ARCH, F_NRCPUS,
 
 SW_AUX_AUXTRACE_TYPE = 0x53574158
 
-# perf stat's records, which perf script does not need and whose payload
-# perf's reader does not swap (event_update): left out of the seeds
-DROP_RECORDS = {THREAD_MAP, CPU_MAP, EVENT_UPDATE}
+# perf stat's record, which perf script does not need and whose payload
+# perf's reader does not swap: left out of the seeds
+DROP_RECORDS = {EVENT_UPDATE}
 
 
 def u(fmt, b, off=0):
@@ -366,6 +366,23 @@ class PerfData:
             sw(buf, 8, 8)
             for i in range(nr):
                 sw(buf, 16 + 24 * i, 8)
+            return
+        elif typ == CPU_MAP:
+            # u16 type at 8, then the packed encoding (event.h)
+            enc = u("H", buf, 8)
+            sw(buf, 8, 2)
+            if enc == 0:                # CPUS: u16 nr, u16 cpu[nr]
+                nr = u("H", buf, 10)
+                for o in range(10, 12 + 2 * nr, 2):
+                    sw(buf, o, 2)
+            elif enc == 1:              # MASK: u16 nr, u16 long_size, ...
+                nr, long_size = u("H", buf, 10), u("H", buf, 12)
+                first = 14 if long_size == 4 else 18
+                sw(buf, 10, 2), sw(buf, 12, 2)
+                for i in range(nr):
+                    sw(buf, first + long_size * i, long_size)
+            elif enc == 2:              # RANGE: u8 any, u8 pad, u16 start, end
+                sw(buf, 12, 2), sw(buf, 14, 2)
             return
         else:
             raise ValueError("record type %d is not converted" % typ)
