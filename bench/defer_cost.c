@@ -14,9 +14,11 @@
  *             entry (the timer interrupt), so nothing can be shared.
  *
  * Per variant and workload it prints:
- *   unwinds_per_sample  user stack unwinds per sample: fp counts samples
- *                       with a PERF_CONTEXT_USER part, defer counts
- *                       PERF_RECORD_CALLCHAIN_DEFERRED records;
+ *   unwinds_per_sample  user stack unwinds per sample: samples with a
+ *                       PERF_CONTEXT_USER part (all of fp's, and defer's
+ *                       samples taken in user mode, which are not
+ *                       deferred) plus PERF_RECORD_CALLCHAIN_DEFERRED
+ *                       records;
  *   callchain_bytes     callchain bytes in the ring buffer per sample: the
  *                       sample's callchain (nr and ips) plus, for defer,
  *                       the deferred records' bytes;
@@ -54,7 +56,7 @@ static const char * const vname[NR_VARIANTS] = { "none", "fp", "defer" };
 struct result {
 	uint64_t ns;
 	uint64_t samples;
-	uint64_t user_unwinds;	/* fp: samples with a user part */
+	uint64_t user_unwinds;	/* samples with an immediate user part */
 	uint64_t deferred;	/* defer: CALLCHAIN_DEFERRED records */
 	uint64_t chain_bytes;
 	uint64_t record_bytes;
@@ -211,7 +213,7 @@ static void bench(const char *name, uint64_t iters, int syscalls)
 	for (v = V_FP; v < NR_VARIANTS; v++) {
 		struct result *b = &best[v];
 		double n = b->samples;
-		uint64_t unwinds = v == V_FP ? b->user_unwinds : b->deferred;
+		uint64_t unwinds = b->user_unwinds + b->deferred;
 
 		if (b->ns == UINT64_MAX || !b->samples)
 			continue;
@@ -233,8 +235,8 @@ static void bench(const char *name, uint64_t iters, int syscalls)
 	if (best[V_FP].samples && best[V_DEFER].samples &&
 	    best[V_FP].ns != UINT64_MAX && best[V_DEFER].ns != UINT64_MAX) {
 		struct result *f = &best[V_FP], *d = &best[V_DEFER];
-		double fu = (double)f->user_unwinds / f->samples;
-		double du = (double)d->deferred / d->samples;
+		double fu = (double)(f->user_unwinds + f->deferred) / f->samples;
+		double du = (double)(d->user_unwinds + d->deferred) / d->samples;
 		double fb = (double)f->chain_bytes / f->samples;
 		double db = (double)d->chain_bytes / d->samples;
 

@@ -50,6 +50,7 @@
 /* Frames this far apart fault one by one: beyond shmem's fault-around. */
 #define FAULT_SPACING	(64 << 10)
 #define MAX_STACK_PATH	"/proc/sys/kernel/perf_event_max_stack"
+#define SPIN_LOOPS	(1 << 20)	/* MODE_SPIN_READ: a few ms in d */
 
 /* Corrupt saved frame pointers that depend on where d's frame is. */
 #define CORRUPT_SELF	0x10	/* d's own frame */
@@ -69,6 +70,7 @@ enum chain_mode {
 	MODE_CORRUPT,	/* long reads with a corrupt saved frame pointer */
 	MODE_EXEC,	/* execve() of ourselves with large arguments */
 	MODE_CHAIN,	/* one read() that faults, a chain of frames above d */
+	MODE_SPIN_READ,	/* a spin in d in user space, then a long read */
 };
 
 /* Where a, b, c and d return to, as each of them saw it. */
@@ -118,7 +120,7 @@ static void d(int mode, int n)
 {
 	unsigned long *fp = __builtin_frame_address(0);
 	unsigned long saved = fp[0];
-	int i;
+	int i, j;
 
 	ras.d = (uintptr_t)__builtin_return_address(0);
 	asm volatile("" ::: "memory");
@@ -134,6 +136,11 @@ static void d(int mode, int n)
 	asm volatile("" ::: "memory");
 
 	for (i = 0; i < n; i++) {
+		if (mode == MODE_SPIN_READ) {
+			for (j = 0; j < SPIN_LOOPS; j++)
+				asm volatile("" ::: "memory");
+			RAW_SYSCALL3(__NR_read, zero_fd, (long)read_buf, READ_SIZE);
+		}
 		if (mode == MODE_READ || mode == MODE_CORRUPT)
 			RAW_SYSCALL3(__NR_read, zero_fd, (long)read_buf, READ_SIZE);
 		else if (mode == MODE_EXEC)
@@ -210,6 +217,8 @@ struct sample {
 	bool has_user;		/* carries PERF_CONTEXT_USER */
 	bool bad_marker;	/* USER_DEFERRED not second to last */
 	uint64_t cookie;	/* 0: not deferred */
+	uint64_t nr_user;	/* entries after PERF_CONTEXT_USER */
+	uint64_t user_ips[REC_IPS];	/* the first of them */
 };
 
 struct record {
@@ -273,7 +282,7 @@ static void ring_close(struct ring *r)
 static void parse_sample(struct ring *r, const uint64_t *p, size_t words)
 {
 	struct sample *s;
-	uint64_t nr, i;
+	uint64_t nr, i, j;
 
 	if (r->nr_samples >= MAX_SAMPLES || words < 2) {
 		r->overflow = true;
@@ -291,8 +300,12 @@ static void parse_sample(struct ring *r, const uint64_t *p, size_t words)
 	p += 2;
 	s->kernel = nr && p[0] == PERF_CONTEXT_KERNEL;
 	for (i = 0; i < nr; i++) {
-		if (p[i] == PERF_CONTEXT_USER)
+		if (p[i] == PERF_CONTEXT_USER) {
 			s->has_user = true;
+			s->nr_user = nr - i - 1;
+			for (j = 0; j < s->nr_user && j < REC_IPS; j++)
+				s->user_ips[j] = p[i + 1 + j];
+		}
 		if (p[i] == PERF_CONTEXT_USER_DEFERRED) {
 			if (i + 2 != nr || !p[i + 1])
 				s->bad_marker = true;
@@ -626,6 +639,27 @@ static bool have_d_record(struct rings *self)
 	return false;
 }
 
+/* Samples of @tid that interrupted user space in d, with their chain. */
+static int user_chain_samples(const struct ring *r, uint32_t tid)
+{
+	int i, n = 0;
+
+	for (i = 0; i < r->nr_samples; i++) {
+		const struct sample *s = &r->samples[i];
+
+		if (s->tid == tid && !s->kernel && s->nr_user &&
+		    in_d(s->user_ips[0]))
+			n++;
+	}
+	return n;
+}
+
+static bool have_user_and_deferred(struct rings *self)
+{
+	return user_chain_samples(&self->r[0], self->tid) >= 8 &&
+	       have_d_record(self);
+}
+
 /* The ABI bits are accepted as upstream does: no extra checks. */
 TEST_F(deferred_callchain, attr_flags)
 {
@@ -717,6 +751,45 @@ static bool both_share(struct rings *self)
 				return true;
 	}
 	return false;
+}
+
+/*
+ * A sample that interrupted user space carries its user callchain at once,
+ * as without defer_callchain: d, then the return addresses into c, b and a
+ * that the functions recorded, and no cookie.  A sample inside the read()
+ * of the same run still ends in USER_DEFERRED and gets its record.
+ */
+TEST_F(deferred_callchain, user_mode_sample)
+{
+	struct rings *rs = &self->rs;
+	struct perf_event_attr attr = clock_attr(true, true);
+	int i, in_user = 0;
+
+	open_ring(_metadata, rs, &attr, 0, -1);
+	run_rounds(rs, MODE_SPIN_READ, have_user_and_deferred);
+	check_ring(_metadata, &rs->r[0]);
+
+	for (i = 0; i < rs->r[0].nr_samples; i++) {
+		const struct sample *s = &rs->r[0].samples[i];
+
+		if (s->tid != rs->tid || s->kernel)
+			continue;
+		ASSERT_TRUE(s->has_user);
+		ASSERT_EQ(s->cookie, 0);
+		if (!in_d(s->user_ips[0]))
+			continue;
+		ASSERT_TRUE(is_chain(s->user_ips, s->nr_user, &ras))
+			TH_LOG("user sample %d: %#llx %#llx %#llx %#llx", i,
+			       (unsigned long long)s->user_ips[0],
+			       (unsigned long long)s->user_ips[1],
+			       (unsigned long long)s->user_ips[2],
+			       (unsigned long long)s->user_ips[3]);
+		if (s->nr_user > 4)
+			ASSERT_EQ(s->user_ips[4], ras.a);
+		in_user++;
+	}
+	ASSERT_GE(in_user, 8);
+	ASSERT_TRUE(have_d_record(rs));
 }
 
 /* Two sampling events on one task share one unwind and one cookie. */
