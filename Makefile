@@ -21,7 +21,7 @@ help:
 	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
 	@echo "make test KFLAVOUR=kasan ARCH=arm64  the same on a KASAN+UBSAN kernel (build/obj-ARCH-kasan)"
 	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR]  run one command in a guest"
-	@echo "make fuzz        10,000 mutants per record kind against an ASan/UBSan perf (N=...)"
+	@echo "make fuzz        10,000 mutants per record kind against an ASan/UBSan perf (N=..., JOBS=...)"
 	@echo "make fuzz-seeds  record the fuzz seeds in the x86_64 guest -> fuzz/seeds/"
 	@echo "make fresh       a new machine: debootstrap root, install, tool checks, make check, make demo"
 
@@ -78,11 +78,13 @@ test: build
 perf-asan: assemble
 	fuzz/build-perf-asan.sh
 
-# N mutants per record kind; figures on stderr, one line per kind in
-# build/fuzz/results.tsv, crashing mutants in build/fuzz/crashes/
+# N mutants per record kind, JOBS perf processes at once (default: one
+# per CPU); figures on stderr, one line per kind in build/fuzz/results.tsv,
+# crashing mutants in build/fuzz/crashes/
 fuzz: perf-asan
 	mkdir -p build/fuzz
 	python3 fuzz/fuzz.py --perf build/perf-asan/perf --mutants $(or $(N),10000) \
+		--jobs $(or $(JOBS),$(shell nproc)) \
 		--keep build/fuzz/crashes > build/fuzz/results.tsv; \
 		rc=$$?; cat build/fuzz/results.tsv; exit $$rc
 

@@ -181,7 +181,8 @@ stopped:
 /*
  * A tick that lands where the event excludes writes nothing, as cpu-clock
  * takes no sample there: exclude_user, exclude_kernel (by the interrupted
- * mode) and exclude_idle.
+ * mode) and exclude_idle.  A tick without interrupted registers cannot
+ * tell the mode: it is excluded if either mode is.
  */
 static bool sw_aux_excluded(struct perf_event *event)
 {
@@ -190,7 +191,7 @@ static bool sw_aux_excluded(struct perf_event *event)
 	if (event->attr.exclude_idle && is_idle_task(current))
 		return true;
 	if (!regs)
-		return false;
+		return event->attr.exclude_user || event->attr.exclude_kernel;
 	if (user_mode(regs))
 		return event->attr.exclude_user;
 	return event->attr.exclude_kernel;

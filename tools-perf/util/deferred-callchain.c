@@ -116,6 +116,7 @@ static void entry__free(struct deferred_callchains *dc, struct deferred_entry *e
 		list_del(&e->wait);
 	user__put(dc, e->user);
 	dc->bytes -= e->bytes;
+	dc->held_bytes -= e->bytes;
 	free(e);
 }
 
@@ -271,6 +272,7 @@ deferred_callchains__hold(struct deferred_callchains *dc, union perf_event *even
 	e->deferred = false;
 	list_add_tail(&e->node, &dc->queue);
 	dc->bytes += bytes;
+	dc->held_bytes += bytes;
 	return e;
 }
 
@@ -280,7 +282,7 @@ static int deferred_callchains__limit(struct deferred_callchains *dc)
 	struct deferred_entry *e;
 	int ret = 0;
 
-	while (!ret && dc->bytes > dc->max_bytes && !list_empty(&dc->queue)) {
+	while (!ret && dc->held_bytes > dc->max_bytes && !list_empty(&dc->queue)) {
 		e = list_first_entry(&dc->queue, struct deferred_entry, node);
 		/* Without keep_order only waiting samples are held */
 		if (!e->waiting && !dc->keep_order)
@@ -306,6 +308,12 @@ static int deferred_callchains__sample(struct deferred_callchains *dc,
 	t = deferred_callchains__findnew_thread(dc, sample->tid);
 	if (!t)
 		return -ENOMEM;
+
+	/* A later kernel entry: no sample can have the last record's cookie */
+	if (t->last && t->last->cookie != sample->deferred_cookie) {
+		user__put(dc, t->last);
+		t->last = NULL;
+	}
 
 	/* Taken in the kernel entry of the last record, after it */
 	if (t->last && t->last->cookie == sample->deferred_cookie) {

@@ -39,7 +39,8 @@ struct deferred_callchains {
 	struct list_head		queue;
 	/* tid -> struct deferred_thread */
 	struct hashmap			*threads;
-	size_t				bytes;
+	size_t				bytes;		/* all it holds */
+	size_t				held_bytes;	/* held events, the bounded part */
 	size_t				max_bytes;
 	/*
 	 * Hold every event behind a waiting sample, so that they are all
