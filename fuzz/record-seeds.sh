@@ -11,7 +11,7 @@ $P record -q -o uevent.data -e cpu-clock -c 2000000 --uevents \
 	-- $P test -w uevent
 $P record -q -o defer.data -e cpu-clock -c 2000000 --call-graph fp,defer \
 	-- $P test -w deferred_chain
-# one CPU (-C 0): a one-entry PERF_RECORD_CPU_MAP
+# -C 0: a CPU-wide recording, with its range-encoded PERF_RECORD_CPU_MAP
 $P record -q -o defer.cpu0.data -C 0 -e cpu-clock -c 2000000 \
 	--call-graph fp,defer -- taskset -c 0 $P test -w deferred_chain
 $P record -q -o auxsample.data -e '{sw_aux//,cpu-clock}' -c 4000000 \

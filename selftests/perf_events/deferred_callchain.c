@@ -50,7 +50,7 @@
 /* Frames this far apart fault one by one: beyond shmem's fault-around. */
 #define FAULT_SPACING	(64 << 10)
 #define MAX_STACK_PATH	"/proc/sys/kernel/perf_event_max_stack"
-#define SPIN_LOOPS	(1 << 20)	/* MODE_SPIN_READ: a few ms in d */
+#define SPIN_LOOPS	(1024 * 1024)	/* MODE_SPIN_READ: a few ms in d */
 
 /* Corrupt saved frame pointers that depend on where d's frame is. */
 #define CORRUPT_SELF	0x10	/* d's own frame */
