@@ -232,13 +232,16 @@ def main():
             print("CRASH %s: %s: perf %s: %s (%s.data)" %
                   (kind, what, " ".join(cmd), r[0], name), file=sys.stderr)
 
-        for reg in sorted(glob.glob(os.path.join(REGRESS, kind + "-*.data"))):
-            what = "regression " + os.path.basename(reg)
+        def read_whole(path, what, strict=False):
+            """All three readers on @path, up to the first that fails."""
             for cmd in COMMANDS:
-                r = runner.run(reg, cmd)
+                r = runner.run(path, cmd, strict)
                 if r:
-                    keep_crash(reg, what, cmd, r)
-                    break
+                    keep_crash(path, what, cmd, r)
+                    return
+
+        for reg in sorted(glob.glob(os.path.join(REGRESS, kind + "-*.data"))):
+            read_whole(reg, "regression " + os.path.basename(reg))
             n += 1
         seeds = []
         for stem in stems:
@@ -247,11 +250,7 @@ def main():
                 t = s.targets(types, sample_bit)
                 if t or (kind == "attr" and not s.pipe):
                     seeds.append((s, t))
-                for cmd in COMMANDS:
-                    r = runner.run(p, cmd, strict=True)
-                    if r:
-                        keep_crash(p, "seed", cmd, r)
-                        break
+                read_whole(p, "seed", strict=True)
         rng = random.Random("%s-%d" % (kind, a.seed))
 
         def one(i):
