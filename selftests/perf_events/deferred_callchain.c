@@ -136,12 +136,11 @@ static void d(int mode, int n)
 	asm volatile("" ::: "memory");
 
 	for (i = 0; i < n; i++) {
-		if (mode == MODE_SPIN_READ) {
+		if (mode == MODE_SPIN_READ)
 			for (j = 0; j < SPIN_LOOPS; j++)
 				asm volatile("" ::: "memory");
-			RAW_SYSCALL3(__NR_read, zero_fd, (long)read_buf, READ_SIZE);
-		}
-		if (mode == MODE_READ || mode == MODE_CORRUPT)
+		if (mode == MODE_READ || mode == MODE_CORRUPT ||
+		    mode == MODE_SPIN_READ)
 			RAW_SYSCALL3(__NR_read, zero_fd, (long)read_buf, READ_SIZE);
 		else if (mode == MODE_EXEC)
 			RAW_SYSCALL3(__NR_execve, (long)self_exe,
