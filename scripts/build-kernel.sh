@@ -1,7 +1,7 @@
 #!/bin/bash
 # Configure and build the guest kernel for one arch out of tree, in
 # build/obj-ARCH: tinyconfig + kernel/configs/{common,ARCH,debug}.config
-# (KFLAVOUR=bench: build/obj-ARCH-bench, without debug.config).
+# (KFLAVOUR=bench: build/obj-ARCH-bench, without debug.config, with bench.config).
 # The configuration is made again only when a fragment changes; the build
 # itself is the kernel's own incremental make.
 . "$(dirname "$0")/lib.sh"

@@ -25,7 +25,8 @@ kimage() { case $1 in x86_64) echo arch/x86/boot/bzImage ;; arm64) echo arch/arm
 
 # Kernel flavour.  "test" kernels carry lockdep and the other debug options
 # of kernel/configs/debug.config, so that a splat fails the run; "bench"
-# kernels leave them out, as they would dominate every cost measured;
+# kernels leave them out, as they would dominate every cost measured, and
+# add kernel/configs/bench.config (what only the benchmarks use);
 # "kasan" kernels are test kernels plus kernel/configs/kasan.config
 # (generic KASAN and UBSAN), in build/obj-ARCH-kasan, run on their own:
 # make test KFLAVOUR=kasan ARCH=...
@@ -36,9 +37,10 @@ kobj() { if [ "$KFLAVOUR" = test ]; then echo "$BUILD/obj-$1"; else echo "$BUILD
 ksuffix() { if [ "$KFLAVOUR" = test ]; then echo ""; else echo "-$KFLAVOUR"; fi; }
 kfrags() {
 	local f
-	for f in common "$1" debug kasan; do
+	for f in common "$1" debug kasan bench; do
 		[ "$f" = debug ] && [ "$KFLAVOUR" = bench ] && continue
 		[ "$f" = kasan ] && [ "$KFLAVOUR" != kasan ] && continue
+		[ "$f" = bench ] && [ "$KFLAVOUR" != bench ] && continue
 		echo "$TOP/kernel/configs/$f.config"
 	done
 }
