@@ -869,6 +869,57 @@ TEST_F(uevent, flood)
 	ASSERT_EQ(FLOOD_CALLS, own);
 }
 
+/*
+ * The budget is spent only on records that events not attached to a task
+ * take: a process that floods only its own task listener still gets its
+ * whole burst into a CPU-wide listener opened right after.
+ */
+TEST_F(uevent, task_listener_keeps_budget)
+{
+	static uint8_t payload[PERF_UEVENT_MAX_SIZE];
+	const uint64_t rec_bytes = 16 + PERF_UEVENT_MAX_SIZE;
+	const uint64_t burst = PERF_UEVENT_CPU_BURST / rec_bytes;
+	uint64_t pos = 0, got = 0, lost = 0, own = 0, i;
+	struct perf_event_attr attr;
+	int cpu;
+
+	ASSERT_EQ(1, pin_cpus(1, &cpu));
+	fill(payload, sizeof(payload), 7);
+
+	/* 200 records of 4 KiB, 12 times the burst, into 1 MiB of task ring */
+	init_attr(&attr, true);
+	ASSERT_EQ(0, rb_open(&self->rb[0], &attr, 0, -1, 256));
+	for (i = 0; i < FLOOD_CALLS; i++)
+		ASSERT_EQ(0, perf_uevent(12, payload, sizeof(payload)));
+
+	init_attr(&attr, true);
+	if (rb_open(&self->rb[1], &attr, -1, cpu, 64)) {
+		if (errno == EACCES || errno == EPERM)
+			SKIP(return, "CPU-wide events need paranoid <= 0 or CAP_PERFMON");
+		ASSERT_EQ(0, errno);
+	}
+	for (i = 0; i < burst; i++)
+		ASSERT_EQ(0, perf_uevent(13, payload, sizeof(payload)));
+
+	while (rb_read(&self->rb[0], &pos, self->buf))
+		own += ((struct perf_event_header *)self->buf)->type ==
+		       PERF_RECORD_UEVENT;
+	pos = 0;
+	while (rb_read(&self->rb[1], &pos, self->buf)) {
+		struct perf_event_header *h = (void *)self->buf;
+
+		if (h->type == PERF_RECORD_LOST)
+			lost += ((struct lost_record *)self->buf)->lost;
+		else if (h->type == PERF_RECORD_UEVENT &&
+			 record_id(self->buf)->tid == (uint32_t)sys_gettid())
+			got++;
+	}
+	/* 65536 / 4112 bytes = 15 records, all of them in */
+	ASSERT_EQ(FLOOD_CALLS + burst, own);
+	ASSERT_EQ(burst, got);
+	ASSERT_EQ(0, lost);
+}
+
 #define FLOOD_THREADS	8
 
 struct flood_arg {
