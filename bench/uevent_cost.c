@@ -19,7 +19,8 @@
  *   the ftrace:print tracepoint is open too, and its records are counted:
  *   perf accepts the event, but trace_marker writes never reach it.
  *
- * Every listener asks for the same sample_id (PERF_SAMPLE_TID | TIME), so
+ * Every listener asks for the same sample_id (PERF_SAMPLE_TID | TIME), and
+ * the tracepoint ones for PERF_SAMPLE_RAW, which carries their 64 bytes, so
  * each record carries the same 64 bytes and the same identification. All
  * listeners are open at once in the second phase; each only sees its own
  * records, counted to show it really took one per call. getppid and getuid
@@ -64,6 +65,8 @@ int main(void)
 #define ARG0_REG	"%%di"
 #elif defined(__aarch64__)
 #define ARG0_REG	"%%x0"
+#else
+#error "the probe point needs the first argument register of this arch"
 #endif
 
 static char payload[64] __attribute__((aligned(8))) =
@@ -115,6 +118,7 @@ struct variant {
 	const char *name;
 	void (*fn)(void);
 	struct perf_event_mmap_page *ring;	/* the listener's, once open */
+	int fd;					/* the listener, once open */
 	unsigned int record_type;		/* what the listener writes */
 	uint64_t records, calls, lost;
 	double best[2];				/* no listener, one listener */
@@ -133,7 +137,7 @@ static struct variant marker_v = { "trace_marker64", do_marker, .record_type = P
 static void drain(struct variant *v)
 {
 	struct perf_event_mmap_page *pg = v->ring;
-	char *data = (char *)pg + page_size;
+	char *data = (char *)pg + pg->data_offset;
 	uint64_t head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	uint64_t off, size = pg->data_size;
 
@@ -142,8 +146,8 @@ static void drain(struct variant *v)
 
 		if (h->type == v->record_type)
 			v->records++;
-		else if (h->type == PERF_RECORD_LOST)
-			v->lost++;
+		else if (h->type == PERF_RECORD_LOST)	/* id, lost */
+			v->lost += ((uint64_t *)(h + 1))[1];
 		off += h->size;
 	}
 	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
@@ -185,7 +189,7 @@ static int write_file(const char *path, const char *s)
 	return ret;
 }
 
-static long read_id(const char *path)
+static long read_number(const char *path)
 {
 	char buf[32] = "";
 	int fd = open(path, O_RDONLY);
@@ -223,6 +227,7 @@ static int open_listener(struct variant *v, __u32 type, __u64 config, int uevent
 		return -1;
 	}
 	v->ring = p;
+	v->fd = fd;
 	return fd;
 }
 
@@ -267,10 +272,14 @@ static void setup_usdt(void)
 	}
 	if (maps)
 		fclose(maps);
-	if (n > 0)
+	if (found && n > 0) {
 		exe[n] = 0;
-	snprintf(def, sizeof(def), "p:bench/usdt_record64 %s:0x%lx payload=+0(" ARG0_REG "):u64[8]\n",
-		 exe, site - start + pgoff);
+		snprintf(def, sizeof(def),
+			 "p:bench/usdt_record64 %s:0x%lx payload=+0(" ARG0_REG "):u64[8]\n",
+			 exe, site - start + pgoff);
+		/* left over by an earlier run that did not finish */
+		write_file(TRACEFS "uprobe_events", "-:bench/usdt_record64\n");
+	}
 	if (!found || n <= 0 || write_file(TRACEFS "uprobe_events", def)) {
 		printf("BENCH usdt64.unsupported 1 flag\n");
 		usdt_v.fn = NULL;
@@ -285,20 +294,20 @@ static void open_listeners(void)
 		printf("BENCH uevent64.listener_unsupported 1 flag\n");
 		uevent_v.fn = NULL;
 	}
-	id = read_id(TRACEFS "events/user_events/bench_record64/id");
+	id = read_number(TRACEFS "events/user_events/bench_record64/id");
 	if (user_events_v.fn &&
 	    (id < 0 || open_listener(&user_events_v, PERF_TYPE_TRACEPOINT, id, 0) < 0)) {
 		printf("BENCH user_events64.listener_unsupported 1 flag\n");
 		user_events_v.fn = NULL;
 	}
-	id = read_id(TRACEFS "events/bench/usdt_record64/id");
+	id = read_number(TRACEFS "events/bench/usdt_record64/id");
 	if (usdt_v.fn && (id < 0 || open_listener(&usdt_v, PERF_TYPE_TRACEPOINT, id, 0) < 0)) {
 		printf("BENCH usdt64.listener_unsupported 1 flag\n");
 		usdt_v.fn = NULL;
 	}
 	if (marker_v.fn && write_file(TRACEFS "tracing_on", "1"))
 		marker_v.fn = NULL;
-	id = read_id(TRACEFS "events/ftrace/print/id");
+	id = read_number(TRACEFS "events/ftrace/print/id");
 	if (marker_v.fn && (id < 0 || open_listener(&marker_v, PERF_TYPE_TRACEPOINT, id, 0) < 0))
 		printf("BENCH trace_marker64.perf_listener_unsupported 1 flag\n");
 }
@@ -320,9 +329,11 @@ int main(void)
 	static const char * const phase_name[] = { "no_listener", "one_listener" };
 	struct variant *alts[] = { &user_events_v, &usdt_v, &marker_v };
 	unsigned int i;
+	long tracing_on;
 	int r, phase;
 
 	page_size = sysconf(_SC_PAGESIZE);
+	tracing_on = read_number(TRACEFS "tracing_on");
 	marker_fd = open(TRACEFS "trace_marker", O_WRONLY);
 	if (marker_fd < 0 || write_file(TRACEFS "tracing_on", "0"))
 		marker_v.fn = NULL;
@@ -336,7 +347,14 @@ int main(void)
 			for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++)
 				round_min(variants[i], phase);
 	}
-	write_file(TRACEFS "tracing_on", "0");
+	if (tracing_on >= 0)
+		write_file(TRACEFS "tracing_on", tracing_on ? "1" : "0");
+	/* The uprobe event can go once nothing has it open. */
+	for (i = 0; i < sizeof(variants) / sizeof(variants[0]); i++)
+		if (variants[i]->ring)
+			close(variants[i]->fd);
+	if (usdt_v.fn)
+		write_file(TRACEFS "uprobe_events", "-:bench/usdt_record64\n");
 
 	printf("BENCH getppid.call %.0f ns\n", getppid_v.best[0]);
 	printf("BENCH getuid.call %.0f ns\n", getuid_v.best[0]);
@@ -352,7 +370,7 @@ int main(void)
 			printf("BENCH %s.records_per_call %.3f x\n", v->name,
 			       (double)v->records / v->calls);
 		if (v->lost)
-			printf("BENCH %s.lost_records %llu records\n", v->name,
+			printf("BENCH %s.lost %llu records\n", v->name,
 			       (unsigned long long)v->lost);
 	}
 	print_ratio(&uevent_v, 0, "no_listener", &getppid_v, 0, "");
