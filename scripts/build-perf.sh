@@ -1,7 +1,10 @@
 #!/bin/bash
 # Build perf from the assembled tree into build/perf-ARCH: dynamic for
 # x86_64 (the guest runs it from the host root), static and cross-built
-# for arm64 (it goes into the initramfs).
+# for arm64 (it goes into the initramfs).  Then the programs of the otel_tls
+# perf tests (tools/perf/tests/otel_tls: a shared library and programs
+# linked against it, which perf cannot build in) into build/perf-ARCH/otel-tls,
+# dynamic on both arches: the tests look for them beside perf.
 . "$(dirname "$0")/lib.sh"
 
 arch=${1:?usage: build-perf.sh ARCH}
@@ -20,3 +23,11 @@ esac
 log "$arch: building perf"
 make -s -C "$TREE/tools/perf" O="$out" "${opts[@]}" -j"$(nproc)" perf > "$out/build.log" 2>&1 ||
 	{ tail -40 "$out/build.log" >&2; die "$arch: perf build failed (log: $out/build.log)"; }
+
+log "$arch: building the otel_tls test programs"
+cross=()
+[ "$arch" = arm64 ] && cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
+mkdir -p "$out/otel-tls"
+make -s -C "$TREE/tools/perf/tests/otel_tls" OUTPUT="$out/otel-tls/" "${cross[@]}" \
+	> "$out/otel-tls.log" 2>&1 ||
+	{ cat "$out/otel-tls.log" >&2; die "$arch: otel_tls test programs failed (log: $out/otel-tls.log)"; }

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Pack the arm64 guest's initramfs: Debian's static busybox for arm64, the
-# guest scripts, the static kselftests, the static perf and its tests.
+# guest scripts, the static kselftests, the static perf and its tests, and
+# the dynamic otel_tls test programs with the dynamic linker and libc.
 #   build/initramfs-arm64.cpio
 . "$(dirname "$0")/lib.sh"
 
@@ -27,6 +28,14 @@ cp "$TOP"/scripts/guest-*.sh "$TOP/scripts/known-issues.tsv" "$TOP/scripts/perf-
 	"$root/opt/project/scripts/"
 [ -d "$BUILD/selftests-arm64" ] && cp -r "$BUILD/selftests-arm64" "$root/opt/project/selftests"
 [ -x "$BUILD/perf-arm64/perf" ] && cp "$BUILD/perf-arm64/perf" "$root/usr/bin/perf"
+# The otel_tls test programs are dynamic (a DT_NEEDED library is what they
+# test): beside perf, with the cross toolchain's dynamic linker and libc.
+if [ -d "$BUILD/perf-arm64/otel-tls" ]; then
+	cp -r "$BUILD/perf-arm64/otel-tls" "$root/usr/bin/otel-tls"
+	mkdir -p "$root/lib/aarch64-linux-gnu"
+	cp -L /usr/aarch64-linux-gnu/lib/ld-linux-aarch64.so.1 "$root/lib/"
+	cp -L /usr/aarch64-linux-gnu/lib/libc.so.6 "$root/lib/aarch64-linux-gnu/"
+fi
 mkdir -p "$root/opt/project/perf-tests"
 cp "$BUILD"/perf-tests/*.sh "$root/opt/project/perf-tests/" 2>/dev/null || true
 [ -d "$BUILD/bench-arm64" ] && cp -r "$BUILD/bench-arm64" "$root/opt/project/bench"
