@@ -1,0 +1,89 @@
+#!/bin/sh
+# perf script decodes the OpenTelemetry attributes (otel_tls)
+# SPDX-License-Identifier: GPL-2.0
+#
+# The writer publishes attrs_data entries {key index, length, value}: key
+# 1 twice (the last one wins), key 2, then an entry longer than
+# attrs_data_size, where decoding stops.  perf script shows the entries
+# the dump covers: all of them with --tls-user=otel,size=64, none with the
+# 32 bytes of --tls-user=otel, which end inside the first entry.
+# The programs come from tools/perf/tests/otel_tls, built beside perf in
+# the directory otel-tls (or $OTEL_TLS_BIN).  POSIX sh: it also runs under
+# busybox.
+
+trace_id=4bf92f3577b34da6a3ce929d0e0e4736
+span_id=00f067aa0ba902b7
+
+bindir=${OTEL_TLS_BIN:-$(dirname "$(command -v perf)")/otel-tls}
+if [ ! -f "$bindir/otel_exe" ]; then
+	echo "Skip: $bindir/otel_exe is missing (tools/perf/tests/otel_tls/Makefile builds it)"
+	exit 2
+fi
+
+tmpdir=$(mktemp -d /tmp/perf-test-otel-tls.XXXXXX) || exit 1
+trap 'rm -rf "$tmpdir"' EXIT
+data=$tmpdir/perf.data
+
+# perf record writes the offset it computed with -v, signed as %+lld
+signed() {
+	case $1 in -*) echo "$1" ;; *) echo "+$1" ;; esac
+}
+
+# The log of a failed perf record: skip when the kernel lacks the feature
+record_failed() {
+	cat "$tmpdir/record.log"
+	if grep -q "does not support PERF_SAMPLE_TLS_USER" "$tmpdir/record.log"; then
+		echo "Skip: the kernel does not support PERF_SAMPLE_TLS_USER"
+		exit 2
+	fi
+	echo "FAIL: perf record $*"
+	exit 1
+}
+
+# The samples of COMM carry the planted ids: at least half of them (the
+# others are taken before the writer publishes the context), and none other
+check_ids() {
+	comm=$1 trace=$2 span=$3
+	if ! perf script -i "$data" -F comm,tid,tls > "$tmpdir/script.out" 2>&1; then
+		cat "$tmpdir/script.out"
+		echo "FAIL: perf script"
+		exit 1
+	fi
+	all=$(grep -c "^ *$comm " "$tmpdir/script.out")
+	good=$(grep "^ *$comm " "$tmpdir/script.out" | grep -c "trace_id=$trace span_id=$span")
+	nother=$(grep "^ *$comm " "$tmpdir/script.out" | grep "trace_id=" |
+		grep -vc "trace_id=$trace span_id=$span")
+	echo "$comm: $all samples, $good with trace_id=$trace span_id=$span, $nother other ids"
+	if [ "$good" -eq 0 ] || [ $((good * 2)) -lt "$all" ] || [ "$nother" -ne 0 ]; then
+		grep "^ *$comm " "$tmpdir/script.out" | head -5
+		echo "FAIL: the samples of $comm do not carry the planted ids"
+		exit 1
+	fi
+}
+
+# 1="GET", 2="/api/v1", 1="POST", then key 5 of 200 bytes with 2 present
+attrs=010347455402072f6170692f76310104504f535405c86162
+
+perf record -o "$data" -e cpu-clock -c 1000000 --tls-user=otel,size=64 \
+	-- "$bindir/otel_exe" 1 $trace_id $span_id $attrs > "$tmpdir/record.log" 2>&1 ||
+	record_failed --tls-user=otel,size=64 -- otel_exe
+check_ids otel_exe $trace_id $span_id
+want='attrs: 1="POST" 2="/api/v1" (20 of 24 bytes decoded)'
+if ! grep -q "span_id=$span_id $want\$" "$tmpdir/script.out"; then
+	grep -m 3 "trace_id=" "$tmpdir/script.out"
+	echo "FAIL: no sample with $want"
+	exit 1
+fi
+
+perf record -o "$data" -e cpu-clock -c 1000000 --tls-user=otel \
+	-- "$bindir/otel_exe" 1 $trace_id $span_id $attrs > "$tmpdir/record.log" 2>&1 ||
+	record_failed --tls-user=otel -- otel_exe
+check_ids otel_exe $trace_id $span_id
+want='attrs: (0 of 24 bytes decoded)'
+if ! grep -q "span_id=$span_id $want\$" "$tmpdir/script.out"; then
+	grep -m 3 "trace_id=" "$tmpdir/script.out"
+	echo "FAIL: no sample with $want in a 32-byte dump"
+	exit 1
+fi
+echo "PASS: attributes decoded as far as the dump covers them"
+exit 0
