@@ -201,7 +201,14 @@ static enum tls_layout_err tls_elf__open(struct tls_elf *e, const char *path, u1
 	e->runpath = TLS_NO_STR;
 	e->rpath = TLS_NO_STR;
 	e->soname = TLS_NO_STR;
-	e->fd = open(path, O_RDONLY | O_CLOEXEC);
+	/*
+	 * Only regular files: under -a perf reads whatever processes map,
+	 * and opening a device or a FIFO can block or have side effects.
+	 * O_NONBLOCK covers a file swapped for a FIFO after the stat().
+	 */
+	if (stat(path, &st) || !S_ISREG(st.st_mode))
+		return TLS_LAYOUT_NO_PROG;
+	e->fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
 	if (e->fd < 0)
 		return TLS_LAYOUT_NO_PROG;
 	if (fstat(e->fd, &st) || !S_ISREG(st.st_mode)) {
@@ -325,10 +332,13 @@ static int tls_elf__find_sym(const struct tls_elf *e, const char *name, u64 *val
 		return -ENOMEM;
 	if (tls_elf__read(e, shdrs, (u64)e->eh.e_shnum * sizeof(*shdrs), e->eh.e_shoff))
 		goto out;
+	/* One table of each type (the gABI allows no more): a bounded scan */
 	for (t = 0; t < ARRAY_SIZE(types) && ret; t++) {
-		for (i = 0; i < e->eh.e_shnum && ret; i++) {
-			if (shdrs[i].sh_type == types[t])
+		for (i = 0; i < e->eh.e_shnum; i++) {
+			if (shdrs[i].sh_type == types[t]) {
 				ret = tls_elf__find_in(e, shdrs, &shdrs[i], name, value);
+				break;
+			}
 		}
 	}
 out:
@@ -684,8 +694,8 @@ static void tls_proc__variant1(struct tls_proc *p)
 static void tls_proc__resolve(struct tls_proc *p, const char *sym,
 			      struct tls_layout_result *res)
 {
+	int i, bad = -1;
 	u64 value;
-	int i;
 
 	tls_proc__closure(p);
 	res->nr_objs = p->nr;
@@ -702,10 +712,16 @@ static void tls_proc__resolve(struct tls_proc *p, const char *sym,
 	for (i = 0; i < p->nr; i++) {
 		const struct tls_obj *obj = &p->objs[i];
 
-		if (tls_elf__find_sym(&obj->elf, sym, &value))
+		if (tls_elf__find_sym(&obj->elf, sym, &value)) {
+			/* Its unusable PT_TLS would move every later block */
+			if (obj->elf.tls_bad && bad < 0)
+				bad = i;
 			continue;
-		snprintf(res->where, sizeof(res->where), "%s", obj->path);
-		if (!obj->elf.tls || value >= obj->elf.tls->p_memsz) {
+		}
+		snprintf(res->where, sizeof(res->where), "%s",
+			 p->objs[bad >= 0 ? bad : i].path);
+		if (bad >= 0 || obj->elf.tls_bad || !obj->elf.tls ||
+		    value >= obj->elf.tls->p_memsz) {
 			res->err = TLS_LAYOUT_BAD_TLS;
 			return;
 		}
@@ -765,12 +781,16 @@ void tls_layout__of_prog(const char *path, const struct tls_layout_env *env,
 		.ld_preload = env ? env->ld_preload : NULL,
 	};
 
+	char *real = realpath(path, NULL);
+
 	memset(res, 0, sizeof(*res));
 	snprintf(res->where, sizeof(res->where), "%s", path);
-	res->err = tls_proc__init(&p, path, path);
+	/* ld.so takes $ORIGIN of the program from its resolved path */
+	res->err = tls_proc__init(&p, real ?: path, real ?: path);
 	if (res->err == TLS_LAYOUT_OK)
 		tls_proc__resolve(&p, sym, res);
 	tls_proc__exit(&p);
+	free(real);
 }
 
 /* The value of the variable @var in /proc/PID/environ, or NULL */
