@@ -5,7 +5,8 @@
 # System wide, one offset applies to every process.  With otel_lib_owntls
 # running, perf record -a of otel_exe takes the workload's offset, warns that
 # otel_lib_owntls has another one (naming its pid and offset), and the
-# samples of otel_exe carry its ids.
+# samples of otel_exe carry its ids; the same warning comes for an offset
+# given as offset=N.
 # The programs come from tools/perf/tests/otel_tls, built beside perf in
 # the directory otel-tls (or $OTEL_TLS_BIN).  POSIX sh: it also runs under
 # busybox.
@@ -110,5 +111,17 @@ if ! grep -q "otel_thread_ctx_v1 at thread pointer $other, from pid $pid (otel_l
 	exit 1
 fi
 check_ids otel_lib_owntls 0af7651916cd43dd8448eb211c80319c b7ad6b7169203331
+
+# An offset given with -a is checked against the processes as well
+perf record -a -o "$data" -e cpu-clock -c 1000000 --tls-user="otel,offset=$expected" \
+	-- sleep 0.2 > "$tmpdir/record.log" 2>&1 || record_failed -a --tls-user=otel,offset=N
+if ! grep -q "otel_thread_ctx_v1 at thread pointer $expected, from offset=N" \
+		"$tmpdir/record.log" ||
+   ! grep -q "pid $pid (otel_lib_owntls) has otel_thread_ctx_v1 at $other:" \
+		"$tmpdir/record.log"; then
+	grep -A 8 tls "$tmpdir/record.log"
+	echo "FAIL: -a with offset=$expected did not warn that pid $pid has $other"
+	exit 1
+fi
 echo "PASS: -a with offset $expected, pid $pid at $other named"
 exit 0
