@@ -37,7 +37,7 @@ if [ -d "$BUILD/perf-arm64/otel-tls" ]; then
 	cp -L /usr/aarch64-linux-gnu/lib/libc.so.6 "$root/lib/aarch64-linux-gnu/"
 fi
 mkdir -p "$root/opt/project/perf-tests"
-cp "$BUILD"/perf-tests/*.sh "$root/opt/project/perf-tests/" 2>/dev/null || true
+cp -r "$BUILD"/perf-tests/. "$root/opt/project/perf-tests/" 2>/dev/null || true
 [ -d "$BUILD/bench-arm64" ] && cp -r "$BUILD/bench-arm64" "$root/opt/project/bench"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$BUILD/initramfs-arm64.cpio"
 log "initramfs: $(du -h "$BUILD/initramfs-arm64.cpio" | cut -f1)"

@@ -12,10 +12,14 @@ out=$BUILD/vm/$arch-tests$(ksuffix)
 results=$BUILD/check/results-$arch$(ksuffix).tsv
 mkdir -p "$BUILD/check"
 
-# The perf tool tests this series adds, as the assembled tree has them.
-rm -rf "$BUILD/perf-tests"; mkdir -p "$BUILD/perf-tests"
+# The perf tool tests this series adds, as the assembled tree has them,
+# and the helpers in lib/ that they source.
+rm -rf "$BUILD/perf-tests"; mkdir -p "$BUILD/perf-tests/lib"
 for t in $(git -C "$TREE" diff --name-only --diff-filter=A base HEAD -- 'tools/perf/tests/shell/*.sh'); do
-	cp "$TREE/$t" "$BUILD/perf-tests/"
+	case $t in
+	tools/perf/tests/shell/lib/*) cp "$TREE/$t" "$BUILD/perf-tests/lib/" ;;
+	*) cp "$TREE/$t" "$BUILD/perf-tests/" ;;
+	esac
 done
 
 case $arch in
