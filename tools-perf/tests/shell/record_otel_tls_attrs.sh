@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf script decodes the OpenTelemetry attributes (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # The writer publishes attrs_data entries {key index, length, value}: key
 # 1 twice (the last one wins), key 2, then an entry longer than
@@ -12,6 +13,7 @@
 trace_id=4bf92f3577b34da6a3ce929d0e0e4736
 span_id=00f067aa0ba902b7
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_exe
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf record --tls-user=otel: a dlopen()ed writer is out of reach (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # otel_dlopen loads libotel_writer.so with dlopen(): its TLS is not in the
 # static TLS block.  perf record -p must say so and stop, and perf record
@@ -10,6 +11,7 @@
 trace_id=4bf92f3577b34da6a3ce929d0e0e4736
 span_id=a3ce929d0e0e4736
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_exe otel_dlopen libotel_writer.so
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf record --tls-user=otel: writer in the executable (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # The OpenTelemetry thread context writer is linked into the program: perf
 # finds otel_thread_ctx_v1 in the program's symbols and computes its offset
@@ -11,6 +12,7 @@
 trace_id=4bf92f3577b34da6a3ce929d0e0e4736
 span_id=00f067aa0ba902b7
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_exe
 

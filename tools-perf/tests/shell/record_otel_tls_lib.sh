@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf record --tls-user=otel: writer in a DT_NEEDED TLSDESC library (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # The writer is in libotel_writer.so, built with TLSDESC and loaded at
 # startup after libotel_pad.so (DT_NEEDED, found through DT_RUNPATH
@@ -12,6 +13,7 @@
 trace_id=0af7651916cd43dd8448eb211c80319c
 span_id=b7ad6b7169203331
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_lib libotel_writer.so libotel_pad.so
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf record --tls-user=otel: program with TLS referencing the library variable (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # The program has TLS of its own and reads otel_thread_ctx_v1 itself, so its
 # symbol table has the name too, undefined: perf must take the library's
@@ -10,6 +11,7 @@
 trace_id=5b8efff798038103d269b633813fc60c
 span_id=eee19b7ec3c1b174
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_lib_owntls libotel_writer.so libotel_pad.so
 

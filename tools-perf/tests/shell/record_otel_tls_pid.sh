@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf record --tls-user=otel -p PID: offset from /proc/PID (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # perf record -p of a running program with the writer in a library: perf
 # computes the offset from /proc/PID/exe and the files of /proc/PID/maps.
@@ -9,6 +10,7 @@
 trace_id=a3ce929d0e0e47364bf92f3577b34da6
 span_id=0ba902b700f067aa
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_lib_owntls libotel_writer.so libotel_pad.so
 

@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf report --sort trace_id,span_id (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # perf report groups the samples by the trace and span ids of their
 # OpenTelemetry thread context: the planted ids have most of the samples of
@@ -11,6 +12,7 @@
 trace_id=0af7651916cd43dd8448eb211c80319c
 span_id=b7ad6b7169203331
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_exe
 

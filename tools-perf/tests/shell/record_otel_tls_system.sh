@@ -1,6 +1,7 @@
 #!/bin/sh
 # perf record --tls-user=otel -a: one offset, warning for other offsets (otel_tls)
 # SPDX-License-Identifier: GPL-2.0
+# shellcheck disable=SC2154 # bindir, tmpdir, data: set by lib/otel_tls.sh
 #
 # System wide, one offset applies to every process.  With otel_lib_owntls
 # running, perf record -a of otel_exe takes the workload's offset, warns that
@@ -12,6 +13,7 @@
 trace_id=4bf92f3577b34da6a3ce929d0e0e4736
 span_id=53995c3f42cd8ad8
 
+# shellcheck source=lib/otel_tls.sh
 . "$(dirname "$0")/lib/otel_tls.sh"
 otel_tls_need otel_exe otel_lib_owntls libotel_writer.so libotel_pad.so
 
