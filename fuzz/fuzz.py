@@ -34,7 +34,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 SEEDS = os.path.join(HERE, "seeds")
 REGRESS = os.path.join(HERE, "regress")
 
-SAMPLE, CALLCHAIN_DEFERRED, UEVENT = 9, 22, 63
+SAMPLE, CALLCHAIN_DEFERRED, TLS_USER_DEFERRED, UEVENT = 9, 22, 62, 63
 HEADER_ATTR, AUXTRACE_INFO, AUXTRACE = 64, 70, 71
 THREAD_MAP, CPU_MAP = 73, 74
 S_AUX, S_CALLCHAIN, S_TLS_USER = 1 << 20, 1 << 5, 1 << 62
@@ -43,6 +43,8 @@ S_AUX, S_CALLCHAIN, S_TLS_USER = 1 << 20, 1 << 5, 1 << 62
 # samples it mutates too)
 KINDS = {
     "tls":       (["tls"], set(), S_TLS_USER),
+    # --tls-user=otel,defer: the samples' cookies and the records
+    "tlsdefer":  (["tlsdefer"], {TLS_USER_DEFERRED}, S_TLS_USER),
     "uevent":    (["uevent"], {UEVENT}, 0),
     "deferred":  (["defer"], {CALLCHAIN_DEFERRED}, S_CALLCHAIN),
     "auxsample": (["auxsample"], {AUXTRACE_INFO}, S_AUX),

@@ -32,7 +32,7 @@ S_TLS_USER = 1 << 62
 MMAP, LOST, COMM, EXIT, THROTTLE, UNTHROTTLE, FORK, READ, SAMPLE, MMAP2, \
     AUX, ITRACE_START, LOST_SAMPLES, SWITCH, SWITCH_CPU_WIDE, NAMESPACES, \
     KSYMBOL, BPF_EVENT, CGROUP, TEXT_POKE, AUX_OUTPUT_HW_ID = range(1, 22)
-CALLCHAIN_DEFERRED, UEVENT = 22, 63
+CALLCHAIN_DEFERRED, TLS_USER_DEFERRED, UEVENT = 22, 62, 63
 HEADER_ATTR, FINISHED_ROUND, ID_INDEX, AUXTRACE_INFO, AUXTRACE, \
     AUXTRACE_ERROR, THREAD_MAP, CPU_MAP = 64, 68, 69, 70, 71, 72, 73, 74
 EVENT_UPDATE, TIME_CONV, FINISHED_INIT = 78, 79, 82
@@ -91,6 +91,8 @@ class Attr:
         self.sample_id_all = bool(flags >> 18 & 1)
         self.regs_user = u("Q", raw, 80) if len(raw) > 80 else 0
         self.regs_intr = u("Q", raw, 96) if len(raw) > 96 else 0
+        # tls_user_flags (PERF_TLS_USER_DEFER: 2) at 260
+        self.tls_user_flags = u("H", raw, 260) if len(raw) >= 262 else 0
         self.type = u("I", raw, 0)
 
 
@@ -253,7 +255,9 @@ class PerfData:
             if self.auxtrace_type == SW_AUX_AUXTRACE_TYPE:
                 self.swap_sw_aux_records(buf, p, p + n)
             p += n
-        if st & S_TLS_USER:
+        if st & S_TLS_USER and a.tls_user_flags & 2:
+            q()             # PERF_TLS_USER_DEFER: the cookie alone
+        elif st & S_TLS_USER:
             n = val()
             q()
             p += n          # raw user bytes: as they are
@@ -333,6 +337,12 @@ class PerfData:
             nr = u("Q", buf, 16)
             sw64s(buf, 8, 24 + 8 * nr)
             body = 24 + 8 * nr
+        elif typ == TLS_USER_DEFERRED:
+            # cookie, id, size, raw user bytes as they are, dyn_size
+            n = u("Q", buf, 24)
+            sw(buf, 8, 8), sw(buf, 16, 8), sw(buf, 24, 8)
+            sw(buf, 32 + n, 8)
+            body = 40 + n
         elif typ == UEVENT:
             n = u("I", buf, 12)
             sw(buf, 8, 4), sw(buf, 12, 4)
@@ -439,7 +449,7 @@ class PerfData:
         """Write the file; keep @max_records samples, AUXTRACE buffers
         cut to @max_aux bytes, only KEEP_FEATURES."""
         e = ">" if swap else "<"
-        bulk = (SAMPLE, CALLCHAIN_DEFERRED, AUX)
+        bulk = (SAMPLE, CALLCHAIN_DEFERRED, TLS_USER_DEFERRED, AUX)
         # a window of @max_records samples in the middle of the recording,
         # with the deferred callchains and AUX records among them
         samples = [i for i, (r, _) in enumerate(self.records)

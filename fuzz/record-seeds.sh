@@ -7,6 +7,8 @@ cd /tmp/out || exit 1
 set -x
 $P record -q -o tls.data -e cpu-clock -c 2000000 --tls-user=otel \
 	-- $P test -w otel_tls 1
+$P record -q -o tlsdefer.data -e cpu-clock -c 2000000 --tls-user=otel,defer \
+	-- $P test -w otel_tls 1 syscall
 $P record -q -o uevent.data -e cpu-clock -c 2000000 --uevents \
 	-- $P test -w uevent
 $P record -q -o defer.data -e cpu-clock -c 2000000 --call-graph fp,defer \
