@@ -291,7 +291,8 @@ static uint64_t top_cookie(const struct ring *r, uint32_t tid, int *count)
 		if (r->samples[i].tid != tid || !r->samples[i].cookie)
 			continue;
 		for (n = 0, j = 0; j < r->nr_samples; j++)
-			n += r->samples[j].cookie == r->samples[i].cookie;
+			n += r->samples[j].tid == tid &&
+			     r->samples[j].cookie == r->samples[i].cookie;
 		if (n > *count) {
 			*count = n;
 			best = r->samples[i].cookie;
@@ -444,44 +445,59 @@ TEST_F(tls_deferred, two_events)
 	}
 }
 
-/*
- * A software event feeds all its events one sample description: an event
- * in deferred mode and one that dumps 16 bytes in the sample itself, fed
- * by the same page faults, each get their own layout.
- */
-TEST_F(tls_deferred, mixed_modes)
+static void run_mixed(struct __test_metadata *_metadata, struct rings *rs,
+		      bool dump_first)
 {
-	struct perf_event_attr attr;
+	struct perf_event_attr dump, defer;
+	struct ring *rd, *rf;
 	struct planted rec;
 	int i;
 
 	plant(&rec, 8);
 	plant(&tls_plain, 9);
 	tls_ptr = &rec;
-	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+	tls_attr(&dump, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
 		 tls_offset(&tls_plain), 0);
-	attr.sample_tls_user = 16;
-	attr.defer_output = 0;
-	ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
-	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+	dump.sample_tls_user = 16;
+	dump.defer_output = 0;
+	tls_attr(&defer, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
 		 tls_offset(&tls_ptr), PERF_TLS_USER_DEREF | PERF_TLS_USER_DEFER);
-	ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
+	/* The event opened last is fed first. */
+	ASSERT_EQ(ring_open(rs, dump_first ? &defer : &dump, 0, -1), 0);
+	ASSERT_EQ(ring_open(rs, dump_first ? &dump : &defer, 0, -1), 0);
+	rd = &rs->r[dump_first ? 1 : 0];
+	rf = &rs->r[dump_first ? 0 : 1];
 
-	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
+	enable(rs, PERF_EVENT_IOC_ENABLE);
 	fault_pages(_metadata);
-	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
+	enable(rs, PERF_EVENT_IOC_DISABLE);
 	tls_ptr = NULL;
 
-	ring_drain(&self->rs.r[0]);
-	ring_drain(&self->rs.r[1]);
-	ASSERT_FALSE(self->rs.r[0].bad);
-	ASSERT_GE(self->rs.r[0].nr_samples, FAULT_PAGES);
-	for (i = 0; i < self->rs.r[0].nr_samples; i++) {
-		EXPECT_EQ(self->rs.r[0].samples[i].dyn_size, 16);
-		EXPECT_EQ(memcmp(self->rs.r[0].samples[i].data, &tls_plain, 16), 0);
+	ring_drain(rd);
+	ring_drain(rf);
+	ASSERT_FALSE(rd->bad);
+	ASSERT_GE(rd->nr_samples, FAULT_PAGES);
+	for (i = 0; i < rd->nr_samples; i++) {
+		EXPECT_EQ(rd->samples[i].dyn_size, 16);
+		EXPECT_EQ(memcmp(rd->samples[i].data, &tls_plain, 16), 0);
 	}
-	EXPECT_EQ(self->rs.r[0].nr_records, 0);
-	check_one_read(_metadata, &self->rs.r[1], &rec);
+	EXPECT_EQ(rd->nr_records, 0);
+	check_one_read(_metadata, rf, &rec);
+}
+
+/*
+ * A software event feeds all its events one sample description: an event
+ * in deferred mode and one that dumps 16 bytes in the sample itself, fed
+ * by the same page faults in either order, each get their own layout.
+ */
+TEST_F(tls_deferred, mixed_modes_dump_first)
+{
+	run_mixed(_metadata, &self->rs, true);
+}
+
+TEST_F(tls_deferred, mixed_modes_defer_first)
+{
+	run_mixed(_metadata, &self->rs, false);
 }
 
 /*
@@ -590,7 +606,8 @@ TEST_F(tls_deferred, kernel_thread)
 	ring_drain(&self->rs.r[0]);
 
 	ASSERT_FALSE(self->rs.r[0].bad);
-	ASSERT_GE(idle, MIN_IDLE);
+	if (idle < MIN_IDLE)
+		SKIP(return, "CPU 0 was never idle (%d idle samples)", idle);
 	for (j = 0; j < self->rs.r[0].nr_samples; j++)
 		if (self->rs.r[0].samples[j].pid == 0)
 			EXPECT_EQ(self->rs.r[0].samples[j].cookie, 0);
