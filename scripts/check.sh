@@ -114,13 +114,13 @@ else
 fi
 
 # perf's readers against crafted files: the fuzz harness' regression
-# seeds and a bounded share of mutants (25 s per record kind, at most 3 min
+# seeds and a bounded share of mutants (22 s per record kind: 7 kinds, at most 3 min
 # in all) fed to the host perf built with ASan and UBSan; `make fuzz` is
 # the full run.  One line per record kind.
 fuzz_kinds="tls tlsdefer uevent deferred auxsample auxtrace attr"
 if build_line noarch perf-asan "$TOP/fuzz/build-perf-asan.sh"; then
 	fuzz_check() {
-		python3 "$TOP/fuzz/fuzz.py" --perf "$BUILD/perf-asan/perf" --seconds 25 \
+		python3 "$TOP/fuzz/fuzz.py" --perf "$BUILD/perf-asan/perf" --seconds 22 \
 			--keep "$dir/fuzz-crashes" > "$dir/fuzz.tsv"
 	}
 	stage perf-fuzz fuzz_check || true
