@@ -32,7 +32,7 @@ record() {
 	if ! perf record -o "$data" -e cpu-clock -c 1000000 "$@" \
 			-- perf test -w otel_tls 2 syscall >"$tmpdir/record.log" 2>&1; then
 		cat "$tmpdir/record.log"
-		if grep -q "does not support PERF_SAMPLE_TLS_USER\|does not support deferred" \
+		if grep -q "does not support PERF_SAMPLE_TLS_USER\|does not support deferred\|lacks deferred TLS\|without deferred user" \
 				"$tmpdir/record.log"; then
 			echo "Skip: the kernel does not support deferred TLS reads"
 			exit 2

@@ -35,7 +35,7 @@ data=$tmpdir/perf.data
 # start MODE TRACE SPAN [ATTRS]: an otel_tls workload that registered
 start() {
 	log=$tmpdir/workload.$#.$1.log
-	perf test -w otel_tls 60 "$@" >"$log" 2>&1 &
+	perf test -w otel_tls 600 "$@" >"$log" 2>&1 &
 	pid=$!
 	pids="$pids $pid"
 	# It registers at once; a kernel without PR_TASK_PERF_CONTEXT ends it
@@ -48,7 +48,7 @@ start() {
 			echo "Skip: the kernel has no PR_TASK_PERF_CONTEXT"
 			exit 2
 		fi
-		echo "FAIL: perf test -w otel_tls 60 $*"
+		echo "FAIL: perf test -w otel_tls 600 $*"
 		exit 1
 	fi
 }
@@ -65,6 +65,10 @@ record() {
 		if grep -q "lacks deferred TLS\|does not support deferred\|without deferred user" \
 				"$tmpdir/record.log"; then
 			return 2
+		fi
+		if grep -q "Permission\|perf_event_paranoid" "$tmpdir/record.log"; then
+			echo "Skip: perf record -a is not permitted here"
+			exit 2
 		fi
 		echo "FAIL: perf record -a $*"
 		exit 1
