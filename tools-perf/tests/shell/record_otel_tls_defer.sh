@@ -32,8 +32,9 @@ record() {
 	if ! perf record -o "$data" -e cpu-clock -c 1000000 "$@" \
 			-- perf test -w otel_tls 2 syscall >"$tmpdir/record.log" 2>&1; then
 		cat "$tmpdir/record.log"
-		if grep -q "does not support PERF_SAMPLE_TLS_USER\|does not support deferred\|lacks deferred TLS\|without deferred user" \
-				"$tmpdir/record.log"; then
+		if grep -q -e "does not support PERF_SAMPLE_TLS_USER" \
+				-e "does not support deferred" -e "lacks deferred TLS" \
+				-e "without deferred user" "$tmpdir/record.log"; then
 			echo "Skip: the kernel does not support deferred TLS reads"
 			exit 2
 		fi
