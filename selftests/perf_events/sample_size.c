@@ -1,0 +1,747 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Tests of PERF_RECORD_SAMPLE sizes where several sample items share the
+ * u16 header::size:
+ *
+ * - size_wrap: PERF_SAMPLE_STACK_USER, PERF_SAMPLE_TLS_USER and
+ *   PERF_SAMPLE_AUX, every pair and all three, asked for sizes that add
+ *   up to just under, exactly at and past the largest record (65528
+ *   bytes, the last multiple of 8 below 65536). Every record must say its
+ *   own size, items that fit must be whole, and a record cut to fit must
+ *   be exactly 65528 bytes; the ring must read back record by record to
+ *   its head.
+ * - shared_sample_data: two software events fed by one page fault, one
+ *   with more sample items than the other; each record must have its own
+ *   event's size, whichever event was opened first.
+ * - aux_sched_out: a sw_aux group with a hardware sibling that takes AUX
+ *   samples at a short period, through many context switches: the
+ *   sibling's overflow may come while the group is being scheduled out,
+ *   and must not make the kernel warn.
+ */
+
+#define _GNU_SOURCE
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "../kselftest_harness.h"
+
+#define SW_AUX_TYPE_FILE	"/sys/bus/event_source/devices/sw_aux/type"
+#define DATA_PAGES		128	/* room for 7 records of 64 KiB */
+#define AUX_PAGES		16
+#define RECORD_MAX		65528	/* the last multiple of 8 below 64 KiB */
+#define TLS_MAX			PERF_TLS_USER_MAX_SIZE
+
+/* The sample items these tests ask for, besides the variable ones. */
+#define BASE_TYPE		(PERF_SAMPLE_IP | PERF_SAMPLE_TID)
+#define BASE_SIZE		(8 + 8 + 8)	/* header, ip, pid and tid */
+
+static int sys_perf_event_open(struct perf_event_attr *attr, pid_t pid,
+			       int cpu, int group_fd)
+{
+	return syscall(__NR_perf_event_open, attr, pid, cpu, group_fd,
+		       PERF_FLAG_FD_CLOEXEC);
+}
+
+static int sw_aux_type(void)
+{
+	FILE *f = fopen(SW_AUX_TYPE_FILE, "r");
+	int type = -1;
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%d", &type) != 1)
+		type = -1;
+	fclose(f);
+	return type;
+}
+
+struct ring {
+	int fd;
+	void *base;
+	size_t size;
+	void *aux;
+	size_t aux_size;
+};
+
+static int ring_map(struct ring *r, bool with_aux)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *pg;
+
+	r->size = (DATA_PAGES + 1) * page;
+	r->base = mmap(NULL, r->size, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       r->fd, 0);
+	if (r->base == MAP_FAILED) {
+		r->base = NULL;
+		return -1;
+	}
+	if (!with_aux)
+		return 0;
+	pg = r->base;
+	r->aux_size = AUX_PAGES * page;
+	pg->aux_offset = r->size;
+	pg->aux_size = r->aux_size;
+	/* Read-only: the AUX area is a snapshot (overwrite) buffer. */
+	r->aux = mmap(NULL, r->aux_size, PROT_READ, MAP_SHARED, r->fd, r->size);
+	if (r->aux == MAP_FAILED) {
+		r->aux = NULL;
+		return -1;
+	}
+	return 0;
+}
+
+static void ring_close(struct ring *r)
+{
+	if (r->aux)
+		munmap(r->aux, r->aux_size);
+	if (r->base)
+		munmap(r->base, r->size);
+	if (r->fd >= 0)
+		close(r->fd);
+	memset(r, 0, sizeof(*r));
+	r->fd = -1;
+}
+
+static uint64_t ring_head(struct ring *r)
+{
+	struct perf_event_mmap_page *pg = r->base;
+
+	return __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
+}
+
+/* What one sample says of its variable items. */
+struct items {
+	uint64_t stack_size, stack_dyn;
+	uint64_t tls_size, tls_dyn;
+	uint64_t aux_size;
+};
+
+/*
+ * The length that a PERF_RECORD_SAMPLE of @type has by its own fields, or
+ * 0 when a field runs past @size bytes.
+ */
+static size_t sample_len(const uint8_t *rec, size_t size, uint64_t type,
+			 struct items *it)
+{
+	size_t off = sizeof(struct perf_event_header);
+	uint64_t v;
+
+#define TAKE(var)							\
+	do {								\
+		if (off + 8 > size)					\
+			return 0;					\
+		memcpy(&(var), rec + off, 8);				\
+		off += 8;						\
+	} while (0)
+
+	memset(it, 0, sizeof(*it));
+	if (type & PERF_SAMPLE_IP)
+		TAKE(v);
+	if (type & PERF_SAMPLE_TID)
+		TAKE(v);
+	if (type & PERF_SAMPLE_CALLCHAIN) {
+		TAKE(v);
+		if (v > size / 8)
+			return 0;
+		off += v * 8;
+	}
+	if (type & PERF_SAMPLE_STACK_USER) {
+		TAKE(it->stack_size);
+		if (it->stack_size) {
+			off += it->stack_size;
+			TAKE(it->stack_dyn);
+		}
+	}
+	if (type & PERF_SAMPLE_AUX) {
+		TAKE(it->aux_size);
+		off += it->aux_size;
+	}
+	if (type & PERF_SAMPLE_TLS_USER) {
+		TAKE(it->tls_size);
+		if (it->tls_size) {
+			off += it->tls_size;
+			TAKE(it->tls_dyn);
+		}
+	}
+#undef TAKE
+	return off <= size ? off : 0;
+}
+
+/*
+ * Walk the ring from its start to its head. Every sample must be as long
+ * as its fields say, and the walk must end exactly at the head. Calls
+ * @fn for each sample (if any) and returns the number of samples, or -1.
+ */
+static long ring_walk(struct __test_metadata *_metadata, struct ring *r,
+		      uint64_t type,
+		      void (*fn)(struct __test_metadata *, const struct items *,
+				 size_t, void *), void *arg)
+{
+	struct perf_event_mmap_page *pg = r->base;
+	const uint8_t *data = (uint8_t *)r->base + pg->data_offset;
+	uint64_t head = ring_head(r), pos = 0, dsize = pg->data_size, i;
+	static uint8_t rec[1 << 16];
+	struct perf_event_header hdr;
+	struct items it;
+	long n = 0;
+	size_t len;
+
+	while (pos < head) {
+		if (head - pos < sizeof(hdr)) {
+			TH_LOG("a partial header at %llu, head %llu",
+			       (unsigned long long)pos, (unsigned long long)head);
+			return -1;
+		}
+		for (i = 0; i < sizeof(hdr); i++)
+			((uint8_t *)&hdr)[i] = data[(pos + i) % dsize];
+		if (hdr.size < sizeof(hdr) || hdr.size % 8 || pos + hdr.size > head) {
+			TH_LOG("record at %llu: type %u size %u, head %llu",
+			       (unsigned long long)pos, hdr.type, hdr.size,
+			       (unsigned long long)head);
+			return -1;
+		}
+		for (i = 0; i < hdr.size; i++)
+			rec[i] = data[(pos + i) % dsize];
+		if (hdr.type == PERF_RECORD_SAMPLE) {
+			len = sample_len(rec, hdr.size, type, &it);
+			if (len != hdr.size) {
+				TH_LOG("sample at %llu: header.size %u, its fields %zu",
+				       (unsigned long long)pos, hdr.size, len);
+				return -1;
+			}
+			if (fn)
+				fn(_metadata, &it, hdr.size, arg);
+			n++;
+		} else if (hdr.type != PERF_RECORD_LOST &&
+			   hdr.type != PERF_RECORD_THROTTLE &&
+			   hdr.type != PERF_RECORD_UNTHROTTLE) {
+			TH_LOG("record at %llu: unexpected type %u",
+			       (unsigned long long)pos, hdr.type);
+			return -1;
+		}
+		pos += hdr.size;
+	}
+	return n;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/*
+ * size_wrap: a thread of its own (its stack is a mapping far below
+ * TASK_SIZE, so the stack dump is never cut by the top of the address
+ * space) opens a task-clock sampler with the items of the variant, in a
+ * sw_aux group when it asks for AUX, and runs until the ring holds enough
+ * samples.
+ */
+FIXTURE(size_wrap)
+{
+	int aux_type;
+};
+
+FIXTURE_VARIANT(size_wrap)
+{
+	bool stack, tls, aux;
+};
+
+FIXTURE_VARIANT_ADD(size_wrap, stack_aux)
+{
+	.stack = true, .aux = true,
+};
+
+FIXTURE_VARIANT_ADD(size_wrap, stack_tls)
+{
+	.stack = true, .tls = true,
+};
+
+FIXTURE_VARIANT_ADD(size_wrap, tls_aux)
+{
+	.tls = true, .aux = true,
+};
+
+FIXTURE_VARIANT_ADD(size_wrap, stack_tls_aux)
+{
+	.stack = true, .tls = true, .aux = true,
+};
+
+FIXTURE_SETUP(size_wrap)
+{
+	self->aux_type = sw_aux_type();
+	if (variant->aux && self->aux_type < 0)
+		SKIP(return, "no sw_aux PMU (CONFIG_PERF_SW_AUX=n)");
+}
+
+FIXTURE_TEARDOWN(size_wrap)
+{
+}
+
+struct wrap_run {
+	/* in */
+	int aux_type;
+	uint64_t type;
+	uint32_t stack, tls, aux;
+	/* out */
+	struct ring leader, sampler;
+	int err;
+};
+
+static void *wrap_thread(void *arg)
+{
+	struct wrap_run *w = arg;
+	struct perf_event_attr attr;
+	double end;
+	int group = -1;
+
+	if (w->type & PERF_SAMPLE_AUX) {
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = w->aux_type;
+		attr.config = 100;	/* a record every 100 us */
+		attr.disabled = 1;
+		attr.exclude_kernel = 1;
+		attr.exclude_hv = 1;
+		w->leader.fd = sys_perf_event_open(&attr, 0, -1, -1);
+		if (w->leader.fd < 0 || ring_map(&w->leader, true))
+			goto fail;
+		group = w->leader.fd;
+	}
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	attr.sample_period = 2000000;
+	attr.sample_type = w->type;
+	attr.sample_stack_user = w->stack;
+	attr.sample_tls_user = w->tls;
+	attr.aux_sample_size = w->aux;
+	attr.disabled = group < 0;
+	attr.exclude_hv = 1;
+	w->sampler.fd = sys_perf_event_open(&attr, 0, -1, group);
+	if (w->sampler.fd < 0 || ring_map(&w->sampler, false))
+		goto fail;
+
+	if (ioctl(group < 0 ? w->sampler.fd : group, PERF_EVENT_IOC_ENABLE, 0))
+		goto fail;
+	/* Enough for the ring to be full: records that do not fit are lost. */
+	end = now() + 20;
+	while (ring_head(&w->sampler) < 6 * RECORD_MAX && now() < end)
+		;
+	ioctl(group < 0 ? w->sampler.fd : group, PERF_EVENT_IOC_DISABLE, 0);
+	return NULL;
+fail:
+	w->err = errno ? errno : EINVAL;
+	return NULL;
+}
+
+/* What the room left in a record allows after @size bytes, in u64s. */
+static uint32_t room_after(uint32_t size)
+{
+	return size >= 65535 ? 0 : (65535 - size) / 8 * 8;
+}
+
+static uint32_t min_u32(uint32_t a, uint32_t b)
+{
+	return a < b ? a : b;
+}
+
+/*
+ * The record the documented sizing gives: the stack dump first, keeping
+ * room for the size fields of the TLS dump and of the AUX snapshot after
+ * it, then the TLS dump, keeping room for the AUX size field, then the
+ * AUX snapshot with what is left.
+ */
+static void wrap_model(const struct wrap_run *w, struct items *it,
+		       uint32_t *total)
+{
+	bool tls = w->type & PERF_SAMPLE_TLS_USER;
+	bool aux = w->type & PERF_SAMPLE_AUX;
+	uint32_t cur = BASE_SIZE;
+
+	memset(it, 0, sizeof(*it));
+	if (w->type & PERF_SAMPLE_STACK_USER) {
+		it->stack_size = min_u32(w->stack,
+					 room_after(cur + 16 + 8 * tls + 8 * aux));
+		cur += 8 + (it->stack_size ? it->stack_size + 8 : 0);
+	}
+	if (tls) {
+		it->tls_size = min_u32(w->tls, room_after(cur + 16 + 8 * aux));
+		cur += 8 + (it->tls_size ? it->tls_size + 8 : 0);
+	}
+	if (aux) {
+		it->aux_size = min_u32(w->aux, room_after(cur + 8));
+		cur += 8 + it->aux_size;
+	}
+	*total = cur;
+}
+
+struct wrap_expect {
+	struct items it;	/* the sizes every record must have */
+	uint32_t total;
+	const struct wrap_run *w;
+};
+
+static void wrap_check(struct __test_metadata *_metadata,
+		       const struct items *it, size_t size, void *arg)
+{
+	struct wrap_expect *e = arg;
+
+	EXPECT_EQ(size, e->total);
+	EXPECT_LE(size, RECORD_MAX);
+	EXPECT_EQ(it->stack_size, e->it.stack_size);
+	EXPECT_LE(it->stack_dyn, it->stack_size);
+	EXPECT_EQ(it->tls_size, e->it.tls_size);
+	EXPECT_LE(it->tls_dyn, it->tls_size);
+	EXPECT_EQ(it->aux_size, e->it.aux_size);
+}
+
+/*
+ * Ask for sizes that add up to RECORD_MAX + delta bytes, for deltas just
+ * under, at and past it: up to RECORD_MAX every item is whole and the
+ * record is exactly that long; past it the items are cut as documented,
+ * and the record is never longer than RECORD_MAX.
+ */
+TEST_F_TIMEOUT(size_wrap, around_u16_max, 600)
+{
+	static const int deltas[] = { -16, -8, 0, 8, 16, 4096, 8192 };
+	struct wrap_expect e;
+	struct wrap_run w;
+	pthread_t th;
+	uint32_t want, fixed;
+	unsigned int i;
+	long n;
+
+	for (i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++) {
+		memset(&w, 0, sizeof(w));
+		w.leader.fd = w.sampler.fd = -1;
+		w.aux_type = self->aux_type;
+		w.type = BASE_TYPE;
+		want = RECORD_MAX + deltas[i];
+
+		/* The fixed part: the items' size fields. */
+		fixed = BASE_SIZE;
+		if (variant->stack) {
+			w.type |= PERF_SAMPLE_STACK_USER;
+			fixed += 16;
+		}
+		if (variant->tls) {
+			w.type |= PERF_SAMPLE_TLS_USER;
+			fixed += 16;
+			w.tls = TLS_MAX;
+		}
+		if (variant->aux) {
+			w.type |= PERF_SAMPLE_AUX;
+			fixed += 8;
+			w.aux = 4096;
+		}
+		/*
+		 * The stack takes the rest, up to the largest dump that may be
+		 * asked for, or the AUX sample does without a stack.
+		 */
+		if (variant->stack) {
+			w.stack = min_u32(want - fixed - w.tls - w.aux, RECORD_MAX);
+			want = fixed + w.stack + w.tls + w.aux;
+		} else {
+			w.aux = want - fixed - w.tls;
+		}
+
+		wrap_model(&w, &e.it, &e.total);
+		e.w = &w;
+		if (want <= RECORD_MAX) {
+			/* The model agrees: nothing is cut, nothing is left. */
+			ASSERT_EQ(e.total, want);
+			ASSERT_EQ(e.it.stack_size, w.stack);
+			ASSERT_EQ(e.it.tls_size, w.tls);
+			ASSERT_EQ(e.it.aux_size, w.aux);
+		}
+
+		ASSERT_EQ(pthread_create(&th, NULL, wrap_thread, &w), 0);
+		ASSERT_EQ(pthread_join(th, NULL), 0);
+		ASSERT_EQ(w.err, 0) TH_LOG("opening the events: %s", strerror(w.err));
+
+		n = ring_walk(_metadata, &w.sampler, w.type, wrap_check, &e);
+		TH_LOG("asked %u bytes (stack %u, tls %u, aux %u): %ld samples of %u",
+		       want, w.stack, w.tls, w.aux, n, e.total);
+		ASSERT_GE(n, 2);
+
+		ring_close(&w.sampler);
+		ring_close(&w.leader);
+	}
+}
+
+/*
+ * shared_sample_data: a page fault feeds every page-fault event of the
+ * task from one occurrence. Two such events in one group, one with a
+ * callchain or a TLS dump the other lacks; the newer one is served first.
+ */
+FIXTURE(shared_sample_data)
+{
+	struct ring plain, rich;
+};
+
+FIXTURE_VARIANT(shared_sample_data)
+{
+	uint64_t rich_type;	/* what the second event asks for besides */
+	bool rich_first;	/* opened first, so fed last */
+};
+
+FIXTURE_VARIANT_ADD(shared_sample_data, callchain_newer)
+{
+	.rich_type = PERF_SAMPLE_CALLCHAIN,
+};
+
+FIXTURE_VARIANT_ADD(shared_sample_data, callchain_older)
+{
+	.rich_type = PERF_SAMPLE_CALLCHAIN, .rich_first = true,
+};
+
+FIXTURE_VARIANT_ADD(shared_sample_data, tls_user_newer)
+{
+	.rich_type = PERF_SAMPLE_TLS_USER,
+};
+
+FIXTURE_VARIANT_ADD(shared_sample_data, tls_user_older)
+{
+	.rich_type = PERF_SAMPLE_TLS_USER, .rich_first = true,
+};
+
+FIXTURE_SETUP(shared_sample_data)
+{
+	self->plain.fd = -1;
+	self->rich.fd = -1;
+}
+
+FIXTURE_TEARDOWN(shared_sample_data)
+{
+	ring_close(&self->plain);
+	ring_close(&self->rich);
+}
+
+static int open_fault_event(struct ring *r, uint64_t extra, int group)
+{
+	struct perf_event_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_SOFTWARE;
+	attr.config = PERF_COUNT_SW_PAGE_FAULTS;
+	attr.sample_period = 1;
+	attr.sample_type = BASE_TYPE | extra;
+	if (extra & PERF_SAMPLE_TLS_USER)
+		attr.sample_tls_user = 64;
+	attr.disabled = group < 0;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	r->fd = sys_perf_event_open(&attr, 0, -1, group);
+	if (r->fd < 0)
+		return -1;
+	return ring_map(r, false);
+}
+
+static void plain_check(struct __test_metadata *_metadata,
+			const struct items *it, size_t size, void *arg)
+{
+	EXPECT_EQ(size, BASE_SIZE);
+}
+
+static void tls_check(struct __test_metadata *_metadata,
+		      const struct items *it, size_t size, void *arg)
+{
+	EXPECT_EQ(size, BASE_SIZE + 8 + 64 + 8);
+	EXPECT_EQ(it->tls_size, 64);
+}
+
+#define FAULT_PAGES	64
+
+TEST_F(shared_sample_data, own_size)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	struct ring *first, *second;
+	long n_plain, n_rich;
+	uint64_t first_type, second_type;
+	char *mem;
+	int i;
+
+	if (variant->rich_first) {
+		first = &self->rich, second = &self->plain;
+		first_type = variant->rich_type, second_type = 0;
+	} else {
+		first = &self->plain, second = &self->rich;
+		first_type = 0, second_type = variant->rich_type;
+	}
+	ASSERT_EQ(open_fault_event(first, first_type, -1), 0);
+	ASSERT_EQ(open_fault_event(second, second_type, first->fd), 0);
+
+	mem = mmap(NULL, FAULT_PAGES * page, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(mem, MAP_FAILED);
+
+	ASSERT_EQ(ioctl(first->fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	for (i = 0; i < FAULT_PAGES; i++)
+		mem[i * page] = 1;
+	ASSERT_EQ(ioctl(first->fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	munmap(mem, FAULT_PAGES * page);
+
+	n_plain = ring_walk(_metadata, &self->plain, BASE_TYPE, plain_check, NULL);
+	n_rich = ring_walk(_metadata, &self->rich, BASE_TYPE | variant->rich_type,
+			   variant->rich_type == PERF_SAMPLE_TLS_USER ? tls_check : NULL,
+			   NULL);
+	TH_LOG("%ld samples without, %ld with the extra item", n_plain, n_rich);
+	ASSERT_GE(n_plain, FAULT_PAGES);
+	/* One group: both events saw the same faults. */
+	ASSERT_EQ(n_plain, n_rich);
+}
+
+/*
+ * aux_sched_out: the sampling sibling is a hardware event whose overflow
+ * interrupt can be an NMI (arm64: pseudo-NMI), at a short period, while
+ * two threads on one CPU hand a byte back and forth through pipes, so
+ * that the group is scheduled out and in again on every hand-over.
+ */
+FIXTURE(aux_sched_out)
+{
+	struct ring leader, sampler;
+	int kmsg;
+};
+
+FIXTURE_SETUP(aux_sched_out)
+{
+	self->leader.fd = -1;
+	self->sampler.fd = -1;
+	self->kmsg = -1;
+}
+
+FIXTURE_TEARDOWN(aux_sched_out)
+{
+	ring_close(&self->sampler);
+	ring_close(&self->leader);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+static int ping[2], pong[2];
+
+static void *pong_thread(void *arg)
+{
+	char c;
+
+	while (read(ping[0], &c, 1) == 1 && c)
+		if (write(pong[1], &c, 1) != 1)
+			break;
+	return NULL;
+}
+
+/* Whether the kernel log has a warning after @fd's position; it reads on. */
+static bool kmsg_has_splat(int fd, char *line, size_t len)
+{
+	static const char * const splats[] = {
+		"WARNING:", "BUG:", "Oops", "lockdep", "KASAN", "UBSAN",
+	};
+	ssize_t n;
+	size_t i;
+
+	for (;;) {
+		n = read(fd, line, len - 1);
+		if (n < 0 && errno == EPIPE)
+			continue;	/* overwritten records: read on */
+		if (n <= 0)
+			return false;
+		line[n] = 0;
+		for (i = 0; i < sizeof(splats) / sizeof(splats[0]); i++)
+			if (strstr(line, splats[i]))
+				return true;
+	}
+}
+
+TEST_F_TIMEOUT(aux_sched_out, sched_out_window, 600)
+{
+	struct perf_event_attr attr;
+	int aux_type = sw_aux_type();
+	pthread_t th;
+	cpu_set_t set;
+	char line[1024], c = 1;
+	double end;
+	long n, rounds = 0;
+
+	if (aux_type < 0)
+		SKIP(return, "no sw_aux PMU (CONFIG_PERF_SW_AUX=n)");
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = aux_type;
+	attr.config = 100;
+	attr.disabled = 1;
+	attr.exclude_kernel = 1;
+	attr.exclude_hv = 1;
+	self->leader.fd = sys_perf_event_open(&attr, 0, -1, -1);
+	ASSERT_GE(self->leader.fd, 0);
+	ASSERT_EQ(ring_map(&self->leader, true), 0);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_HARDWARE;
+	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	attr.sample_period = 20000;
+	attr.sample_type = BASE_TYPE | PERF_SAMPLE_AUX;
+	attr.aux_sample_size = 4096;
+	self->sampler.fd = sys_perf_event_open(&attr, 0, -1, self->leader.fd);
+	if (self->sampler.fd < 0) {
+		ASSERT_TRUE(errno == ENOENT || errno == EOPNOTSUPP)
+			TH_LOG("cycles sibling: %s", strerror(errno));
+		SKIP(return, "no hardware PMU for cycles (%s)", strerror(errno));
+	}
+	ASSERT_EQ(ring_map(&self->sampler, false), 0);
+
+	/* Both threads on this CPU: every hand-over is a context switch. */
+	CPU_ZERO(&set);
+	CPU_SET(sched_getcpu(), &set);
+	ASSERT_EQ(sched_setaffinity(0, sizeof(set), &set), 0);
+	ASSERT_EQ(pipe(ping), 0);
+	ASSERT_EQ(pipe(pong), 0);
+	ASSERT_EQ(pthread_create(&th, NULL, pong_thread, NULL), 0);
+
+	self->kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (self->kmsg >= 0)
+		lseek(self->kmsg, 0, SEEK_END);
+
+	ASSERT_EQ(ioctl(self->leader.fd, PERF_EVENT_IOC_ENABLE, 0), 0);
+	end = now() + 20;
+	while (now() < end && rounds < 200000) {
+		if (write(ping[1], &c, 1) != 1 || read(pong[0], &c, 1) != 1)
+			break;
+		rounds++;
+	}
+	ASSERT_EQ(ioctl(self->leader.fd, PERF_EVENT_IOC_DISABLE, 0), 0);
+	c = 0;
+	ASSERT_EQ(write(ping[1], &c, 1), 1);
+	ASSERT_EQ(pthread_join(th, NULL), 0);
+
+	n = ring_walk(_metadata, &self->sampler, attr.sample_type, NULL, NULL);
+	TH_LOG("%ld round trips, %ld samples", rounds, n);
+	ASSERT_GE(rounds, 1000);
+	ASSERT_GE(n, 1);
+	if (self->kmsg >= 0)
+		ASSERT_FALSE(kmsg_has_splat(self->kmsg, line, sizeof(line)))
+			TH_LOG("kernel log: %s", line);
+}
+
+TEST_HARNESS_MAIN
