@@ -130,6 +130,16 @@ struct items {
 	uint64_t aux_size;
 };
 
+/* Take the u64 at *@off of a record of @size bytes, if it is there. */
+static bool take(const uint8_t *rec, size_t size, size_t *off, uint64_t *v)
+{
+	if (*off + 8 > size)
+		return false;
+	memcpy(v, rec + *off, 8);
+	*off += 8;
+	return true;
+}
+
 /*
  * The length that a PERF_RECORD_SAMPLE of @type has by its own fields, or
  * 0 when a field runs past @size bytes.
@@ -140,44 +150,35 @@ static size_t sample_len(const uint8_t *rec, size_t size, uint64_t type,
 	size_t off = sizeof(struct perf_event_header);
 	uint64_t v;
 
-#define TAKE(var)							\
-	do {								\
-		if (off + 8 > size)					\
-			return 0;					\
-		memcpy(&(var), rec + off, 8);				\
-		off += 8;						\
-	} while (0)
-
 	memset(it, 0, sizeof(*it));
-	if (type & PERF_SAMPLE_IP)
-		TAKE(v);
-	if (type & PERF_SAMPLE_TID)
-		TAKE(v);
+	if ((type & PERF_SAMPLE_IP) && !take(rec, size, &off, &v))
+		return 0;
+	if ((type & PERF_SAMPLE_TID) && !take(rec, size, &off, &v))
+		return 0;
 	if (type & PERF_SAMPLE_CALLCHAIN) {
-		TAKE(v);
-		if (v > size / 8)
+		if (!take(rec, size, &off, &v) || v > size / 8)
 			return 0;
 		off += v * 8;
 	}
 	if (type & PERF_SAMPLE_STACK_USER) {
-		TAKE(it->stack_size);
-		if (it->stack_size) {
-			off += it->stack_size;
-			TAKE(it->stack_dyn);
-		}
+		if (!take(rec, size, &off, &it->stack_size))
+			return 0;
+		off += it->stack_size;
+		if (it->stack_size && !take(rec, size, &off, &it->stack_dyn))
+			return 0;
 	}
 	if (type & PERF_SAMPLE_AUX) {
-		TAKE(it->aux_size);
+		if (!take(rec, size, &off, &it->aux_size))
+			return 0;
 		off += it->aux_size;
 	}
 	if (type & PERF_SAMPLE_TLS_USER) {
-		TAKE(it->tls_size);
-		if (it->tls_size) {
-			off += it->tls_size;
-			TAKE(it->tls_dyn);
-		}
+		if (!take(rec, size, &off, &it->tls_size))
+			return 0;
+		off += it->tls_size;
+		if (it->tls_size && !take(rec, size, &off, &it->tls_dyn))
+			return 0;
 	}
-#undef TAKE
 	return off <= size ? off : 0;
 }
 
@@ -430,9 +431,10 @@ TEST_F_TIMEOUT(size_wrap, around_u16_max, 600)
 	unsigned int i;
 	long n;
 
-	for (i = 0; i < sizeof(deltas) / sizeof(deltas[0]); i++) {
+	for (i = 0; i < ARRAY_SIZE(deltas); i++) {
 		memset(&w, 0, sizeof(w));
-		w.leader.fd = w.sampler.fd = -1;
+		w.leader.fd = -1;
+		w.sampler.fd = -1;
 		w.aux_type = self->aux_type;
 		w.type = BASE_TYPE;
 		want = RECORD_MAX + deltas[i];
@@ -582,11 +584,15 @@ TEST_F(shared_sample_data, own_size)
 	int i;
 
 	if (variant->rich_first) {
-		first = &self->rich, second = &self->plain;
-		first_type = variant->rich_type, second_type = 0;
+		first = &self->rich;
+		second = &self->plain;
+		first_type = variant->rich_type;
+		second_type = 0;
 	} else {
-		first = &self->plain, second = &self->rich;
-		first_type = 0, second_type = variant->rich_type;
+		first = &self->plain;
+		second = &self->rich;
+		first_type = 0;
+		second_type = variant->rich_type;
 	}
 	ASSERT_EQ(open_fault_event(first, first_type, -1), 0);
 	ASSERT_EQ(open_fault_event(second, second_type, first->fd), 0);
@@ -666,7 +672,7 @@ static bool kmsg_has_splat(int fd, char *line, size_t len)
 		if (n <= 0)
 			return false;
 		line[n] = 0;
-		for (i = 0; i < sizeof(splats) / sizeof(splats[0]); i++)
+		for (i = 0; i < ARRAY_SIZE(splats); i++)
 			if (strstr(line, splats[i]))
 				return true;
 	}
