@@ -6,7 +6,7 @@ S := scripts
 
 .PHONY: check demo bench deps tree assemble export series roundtrip abi-check \
 	kernel perf selftests build vm test fresh clean help \
-	perf-asan fuzz fuzz-seeds
+	perf-asan fuzz fuzz-seeds stress
 
 help:
 	@echo "make check       build everything, boot both guests, run every test"
@@ -21,6 +21,7 @@ help:
 	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
 	@echo "make test KFLAVOUR=kasan ARCH=arm64  the same on a KASAN+UBSAN kernel (build/obj-ARCH-kasan)"
 	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR]  run one command in a guest"
+	@echo "make stress ARCH=arm64 SECONDS=600 [SEED=n] [KFLAVOUR=kasan]  the ABI stress in one guest"
 	@echo "make fuzz        10,000 mutants per record kind against an ASan/UBSan perf (N=..., JOBS=...)"
 	@echo "make fuzz-seeds  record the fuzz seeds in the x86_64 guest -> fuzz/seeds/"
 	@echo "make fresh       a new machine: debootstrap root, install, tool checks, make check, make demo"
@@ -74,6 +75,11 @@ fresh: deps
 
 test: build
 	$S/run-tests.sh $(ARCH) "$(T)"
+
+# The ABI stress (stress/abi_stress.c) for SECONDS in one guest; SEED
+# replays a run, STRESS_ARGS are more options of the program.
+stress: kernel
+	$S/stress.sh $(ARCH) $(or $(SECONDS),60) "$(SEED)" $(STRESS_ARGS)
 
 perf-asan: assemble
 	fuzz/build-perf-asan.sh

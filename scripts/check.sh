@@ -138,6 +138,8 @@ for arch in $ARCHES; do
 	if [ $ok = 1 ]; then
 		build_line "$arch" selftests "$TOP/scripts/build-selftests.sh" "$arch" || ok=0
 		build_line "$arch" perf "$TOP/scripts/build-perf.sh" "$arch" || ok=0
+		# Without it the guest stage runs, less the ABI stress.
+		build_line "$arch" stress "$TOP/scripts/build-stress.sh" "$arch" || true
 	fi
 	if [ $ok = 1 ]; then
 		stage "guest-$arch" "$TOP/scripts/run-tests.sh" "$arch" || true

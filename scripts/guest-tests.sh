@@ -1,6 +1,7 @@
 #!/bin/sh
-# Runs inside a guest: every kselftest program in $SELFTESTS and every perf
-# tool test in $PERF_TESTS, one result line per test case in
+# Runs inside a guest: every kselftest program in $SELFTESTS, every perf
+# tool test in $PERF_TESTS and ABI_STRESS_SECONDS (default 60) of the ABI
+# stress program $STRESS_DIR/abi_stress, one result line per test case in
 # /tmp/out/results.tsv ("suite<TAB>test<TAB>result") and one line per skip
 # with its reason in /tmp/out/skips.tsv.  POSIX sh: it runs under busybox.
 #
@@ -119,5 +120,25 @@ if [ -n "${PERF_TESTS:-}" ]; then
 		[ -f "$t" ] || continue
 		case ${t##*/} in *"$filter"*) run_perf_test "$t" ;; esac
 	done
+fi
+# A bounded share of the ABI stress (make stress is the long run): one
+# line named by its seed, which replays it (make stress SEED=N); its kernel
+# splats fail the boot's console-clean line.
+if [ -x "${STRESS_DIR:-}/abi_stress" ]; then
+	# shellcheck disable=SC2194 # a constant name matched against the filter
+	case abi-stress in *"$filter"*)
+		secs=${ABI_STRESS_SECONDS:-60}
+		echo "=== stress abi-stress"
+		timeout -s KILL $((secs + 120)) "$STRESS_DIR/abi_stress" --seconds "$secs" \
+			> "$out/abi-stress.log" 2>&1
+		rc=$?
+		cat "$out/abi-stress.log"
+		seed=$(sed -n 's/^abi-stress seed=\([0-9]*\) .*/\1/p' "$out/abi-stress.log" | head -n 1)
+		if [ $rc -eq 0 ]; then
+			result stress "abi-stress.seed-${seed:-unknown}" pass
+		else
+			result stress "abi-stress.seed-${seed:-unknown}" fail
+		fi ;;
+	esac
 fi
 exit $status

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Pack the arm64 guest's initramfs: Debian's static busybox for arm64, the
-# guest scripts, the static kselftests, the static perf and its tests, and
-# the dynamic otel_tls test programs with the dynamic linker and libc.
+# guest scripts, the static kselftests, the static perf and its tests, the
+# static ABI stress program, and the dynamic otel_tls test programs with the
+# dynamic linker and libc.
 #   build/initramfs-arm64.cpio
 . "$(dirname "$0")/lib.sh"
 
@@ -39,5 +40,6 @@ fi
 mkdir -p "$root/opt/project/perf-tests"
 cp -r "$BUILD"/perf-tests/. "$root/opt/project/perf-tests/" 2>/dev/null || true
 [ -d "$BUILD/bench-arm64" ] && cp -r "$BUILD/bench-arm64" "$root/opt/project/bench"
+[ -d "$BUILD/stress-arm64" ] && cp -r "$BUILD/stress-arm64" "$root/opt/project/stress"
 (cd "$root" && find . | LC_ALL=C sort | cpio -o -H newc --quiet) > "$BUILD/initramfs-arm64.cpio"
 log "initramfs: $(du -h "$BUILD/initramfs-arm64.cpio" | cut -f1)"

@@ -24,14 +24,17 @@ done
 
 case $arch in
 x86_64)
-	cmd="SELFTESTS=$BUILD/selftests-x86_64"
+	cmd="SELFTESTS=$BUILD/selftests-x86_64 STRESS_DIR=$BUILD/stress-x86_64"
 	cmd="$cmd KNOWN_ISSUES=$TOP/scripts/known-issues.tsv PERF_BUILTIN_TESTS=$TOP/scripts/perf-builtin-tests.list PERF_TESTS=$BUILD/perf-tests sh $TOP/scripts/guest-tests.sh '$filter'" ;;
 arm64)
 	cmd="SELFTESTS=/opt/project/selftests PERF_TESTS=/opt/project/perf-tests"
+	cmd="$cmd STRESS_DIR=/opt/project/stress"
 	cmd="$cmd KNOWN_ISSUES=/opt/project/scripts/known-issues.tsv"
 	cmd="$cmd PERF_BUILTIN_TESTS=/opt/project/scripts/perf-builtin-tests.list"
 	cmd="$cmd sh /opt/project/scripts/guest-tests.sh '$filter'" ;;
 esac
+
+cmd="ABI_STRESS_SECONDS=${ABI_STRESS_SECONDS:-60} $cmd"
 
 rc=0
 console=$BUILD/check/console-$arch$(ksuffix).log
