@@ -30,7 +30,8 @@
  *   abi_stress [--seed N] [--seconds N] [--keep-going] [--kill-timeout-ms N]
  *              [--avoid stack-intr,stack-zero]
  *
- * --avoid leaves out combinations that fail on known bugs, to look past
+ * --avoid leaves out combinations that failed on two kernel bugs, to look
+ * past them on a kernel without the series' first two patches, which fix
  * them (both first found with seed 1 on x86_64):
  *   stack-intr: a PERF_SAMPLE_STACK_USER dump is sized to the room left in
  *     the 16-bit header.size before PERF_SAMPLE_REGS_INTR, sized after
