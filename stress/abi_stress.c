@@ -1475,7 +1475,7 @@ static void drain(struct ev *e)
 	static uint8_t rec[65536] __attribute__((aligned(8)));
 	struct perf_event_mmap_page *pg = (void *)e->ring;
 	struct perf_event_header h, prev = { 0, 0, 0 };
-	uint64_t head, tail, size, prev_pos = 0;
+	uint64_t head, tail, from, to, size, prev_pos = 0;
 	const uint8_t *data;
 
 	if (!e->ring)
@@ -1484,31 +1484,38 @@ static void drain(struct ev *e)
 	data = e->ring + pg->data_offset;
 	head = __atomic_load_n(&pg->data_head, __ATOMIC_ACQUIRE);
 	tail = pg->data_tail;
-	if (head - tail > size) {
+	/*
+	 * A ring written backward (attr.write_backward) grows down from 0:
+	 * its new records run from data_head up to where the last walk
+	 * began (data_tail, set to data_head after each walk).
+	 */
+	from = e->attr.write_backward ? head : tail;
+	to = e->attr.write_backward ? tail : head;
+	if (to - from > size) {
 		fail_rec(e, NULL, 0, "data_head %llu is past data_tail %llu by more than the %llu-byte buffer",
 			 (unsigned long long)head, (unsigned long long)tail,
 			 (unsigned long long)size);
 		return;
 	}
-	while (tail != head) {
-		if (head - tail < sizeof(h)) {
+	while (from != to) {
+		if (to - from < sizeof(h)) {
 			fail_rec(e, NULL, 0, "the walk ends %llu bytes before data_head",
-				 (unsigned long long)(head - tail));
+				 (unsigned long long)(to - from));
 			break;
 		}
-		ring_copy(&h, data, size, tail, sizeof(h));
-		if (h.size < sizeof(h) || h.size % 8 || h.size > head - tail) {
-			ring_copy(rec, data, size, tail,
-				  head - tail < 256 ? head - tail : 256);
-			fail_rec(e, rec, head - tail < 256 ? head - tail : 256,
+		ring_copy(&h, data, size, from, sizeof(h));
+		if (h.size < sizeof(h) || h.size % 8 || h.size > to - from) {
+			ring_copy(rec, data, size, from,
+				  to - from < 256 ? to - from : 256);
+			fail_rec(e, rec, to - from < 256 ? to - from : 256,
 				 "header.size %u of a type %u record at %llu, %llu bytes before data_head (the record before: type %u, size %u, at %llu%s)",
-				 h.size, h.type, (unsigned long long)tail,
-				 (unsigned long long)(head - tail), prev.type,
+				 h.size, h.type, (unsigned long long)from,
+				 (unsigned long long)(to - from), prev.type,
 				 prev.size, (unsigned long long)prev_pos,
 				 prev.size ? "" : ", none read in this walk");
 			break;
 		}
-		ring_copy(rec, data, size, tail, h.size);
+		ring_copy(rec, data, size, from, h.size);
 		check_record(e, rec, h.size);
 		/* Full-trace AUX: hand the data back, start again if truncated. */
 		if (h.type == PERF_RECORD_AUX && e->aux && !e->aux_snapshot) {
@@ -1520,8 +1527,8 @@ static void drain(struct ev *e)
 				ioctl(e->fd, PERF_EVENT_IOC_ENABLE, 0);
 		}
 		prev = h;
-		prev_pos = tail;
-		tail += h.size;
+		prev_pos = from;
+		from += h.size;
 	}
 	__atomic_store_n(&pg->data_tail, head, __ATOMIC_RELEASE);
 }
