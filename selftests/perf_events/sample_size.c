@@ -366,7 +366,7 @@ static void *wrap_thread(void *arg)
 	if (ioctl(group < 0 ? w->sampler.fd : group, PERF_EVENT_IOC_ENABLE, 0))
 		goto fail;
 	/* Enough for the ring to be full: records that do not fit are lost. */
-	end = now() + 20;
+	end = now() + 10;
 	while (ring_head(&w->sampler) < 6 * RECORD_MAX && now() < end)
 		;
 	ioctl(group < 0 ? w->sampler.fd : group, PERF_EVENT_IOC_DISABLE, 0);
@@ -533,8 +533,9 @@ TEST_F_TIMEOUT(size_wrap, around_u16_max, 600)
 }
 
 /*
- * Spin @n times with the user stack pointer at 0, using no stack: every
- * sample taken meanwhile has no stack to dump.
+ * Spin @n (> 0) times with the user stack pointer at 0, using no stack:
+ * every sample taken meanwhile has no stack to dump. No signal may come
+ * meanwhile (its frame would go below 0); this test takes none.
  */
 static void spin_without_stack(unsigned long n)
 {
@@ -729,6 +730,8 @@ TEST_F(shared_sample_data, own_size)
 	mem = mmap(NULL, FAULT_PAGES * page, PROT_READ | PROT_WRITE,
 		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	ASSERT_NE(mem, MAP_FAILED);
+	/* One fault per page: no (multi-size) huge pages. */
+	madvise(mem, FAULT_PAGES * page, MADV_NOHUGEPAGE);
 
 	ASSERT_EQ(ioctl(first->fd, PERF_EVENT_IOC_ENABLE, 0), 0);
 	for (i = 0; i < FAULT_PAGES; i++)
