@@ -73,6 +73,18 @@ static int sw_aux_type(void)
 	return type;
 }
 
+/* A user-only event of @type and @config: the base of every attr here. */
+static void user_attr(struct perf_event_attr *attr, uint32_t type,
+		      uint64_t config)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->size = sizeof(*attr);
+	attr->type = type;
+	attr->config = config;
+	attr->exclude_kernel = 1;
+	attr->exclude_hv = 1;
+}
+
 struct ring {
 	int fd;
 	bool backward;		/* attr.write_backward: mapped read-only */
@@ -109,6 +121,19 @@ static int ring_map(struct ring *r, bool with_aux)
 		return -1;
 	}
 	return 0;
+}
+
+/* Open a disabled sw_aux leader of @type for this thread, its AUX area a snapshot. */
+static int open_aux_leader(struct ring *r, int type)
+{
+	struct perf_event_attr attr;
+
+	user_attr(&attr, type, 100);	/* a record every 100 us */
+	attr.disabled = 1;
+	r->fd = sys_perf_event_open(&attr, 0, -1, -1);
+	if (r->fd < 0)
+		return -1;
+	return ring_map(r, true);
 }
 
 static void ring_close(struct ring *r)
@@ -340,20 +365,11 @@ struct wrap_run {
 static void *wrap_thread(void *arg)
 {
 	struct wrap_run *w = arg;
-	struct perf_event_attr attr;
 	double end;
 	int group = -1;
 
 	if (w->attr.sample_type & PERF_SAMPLE_AUX) {
-		memset(&attr, 0, sizeof(attr));
-		attr.size = sizeof(attr);
-		attr.type = w->aux_type;
-		attr.config = 100;	/* a record every 100 us */
-		attr.disabled = 1;
-		attr.exclude_kernel = 1;
-		attr.exclude_hv = 1;
-		w->leader.fd = sys_perf_event_open(&attr, 0, -1, -1);
-		if (w->leader.fd < 0 || ring_map(&w->leader, true))
+		if (open_aux_leader(&w->leader, w->aux_type))
 			goto fail;
 		group = w->leader.fd;
 	}
@@ -465,13 +481,9 @@ TEST_F_TIMEOUT(size_wrap, around_u16_max, 600)
 		w.sampler.fd = -1;
 		w.aux_type = self->aux_type;
 		attr = &w.attr;
-		attr->size = sizeof(*attr);
-		attr->type = PERF_TYPE_SOFTWARE;
-		attr->config = PERF_COUNT_SW_TASK_CLOCK;
+		user_attr(attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
 		attr->sample_period = 2000000;
 		attr->sample_type = BASE_TYPE;
-		attr->exclude_kernel = 1;
-		attr->exclude_hv = 1;
 		want = RECORD_MAX + deltas[i];
 
 		/* The fixed part: registers and the items' size fields. */
@@ -583,16 +595,11 @@ TEST(stack_dump_without_stack)
 #if !defined(__x86_64__) && !defined(__aarch64__)
 	SKIP(return, "no stack-less spin for this architecture");
 #endif
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_SOFTWARE;
-	attr.config = PERF_COUNT_SW_TASK_CLOCK;
+	user_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_TASK_CLOCK);
 	attr.sample_period = 1000000;
 	attr.sample_type = BASE_TYPE | PERF_SAMPLE_STACK_USER;
 	attr.sample_stack_user = 4096;
 	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
 	/*
 	 * Written backward, a record that runs past its end overwrites the
 	 * header of the one before it, where ring_walk() sees it.
@@ -664,16 +671,11 @@ FIXTURE_TEARDOWN(shared_sample_data)
 
 static void fault_attr(struct perf_event_attr *attr, uint64_t extra)
 {
-	memset(attr, 0, sizeof(*attr));
-	attr->size = sizeof(*attr);
-	attr->type = PERF_TYPE_SOFTWARE;
-	attr->config = PERF_COUNT_SW_PAGE_FAULTS;
+	user_attr(attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS);
 	attr->sample_period = 1;
 	attr->sample_type = BASE_TYPE | extra;
 	if (extra & PERF_SAMPLE_TLS_USER)
 		attr->sample_tls_user = 64;
-	attr->exclude_kernel = 1;
-	attr->exclude_hv = 1;
 }
 
 static int open_fault_event(struct ring *r, uint64_t extra, int group)
@@ -827,26 +829,12 @@ TEST_F_TIMEOUT(aux_sched_out, sched_out_window, 600)
 	if (aux_type < 0)
 		SKIP(return, "no sw_aux PMU (CONFIG_PERF_SW_AUX=n)");
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = aux_type;
-	attr.config = 100;
-	attr.disabled = 1;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
-	self->leader.fd = sys_perf_event_open(&attr, 0, -1, -1);
-	ASSERT_GE(self->leader.fd, 0);
-	ASSERT_EQ(ring_map(&self->leader, true), 0);
+	ASSERT_EQ(open_aux_leader(&self->leader, aux_type), 0);
 
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = PERF_TYPE_HARDWARE;
-	attr.config = PERF_COUNT_HW_CPU_CYCLES;
+	user_attr(&attr, PERF_TYPE_HARDWARE, PERF_COUNT_HW_CPU_CYCLES);
 	attr.sample_period = 10000;
 	attr.sample_type = BASE_TYPE | PERF_SAMPLE_AUX;
 	attr.aux_sample_size = 4096;
-	attr.exclude_kernel = 1;
-	attr.exclude_hv = 1;
 	self->sampler.fd = sys_perf_event_open(&attr, 0, -1, self->leader.fd);
 	if (self->sampler.fd < 0) {
 		ASSERT_TRUE(errno == ENOENT || errno == EOPNOTSUPP)
