@@ -341,6 +341,17 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 }
 
 /*
+ * Events with attr.sigtrap (random flags may ask for it) send SIGTRAP to
+ * the task on every overflow: take it, or it kills the task.
+ */
+static void on_perf_trap(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	(void)uc;
+}
+
+/*
  * Write a word that another thread may have just unmapped or protected:
  * the mutators race with each other (and the read programs race with all
  * of them) on purpose.
@@ -2793,6 +2804,9 @@ int main(int argc, char **argv)
 	sa.sa_flags = SA_SIGINFO | SA_NODEFER;
 	sigaction(SIGSEGV, &sa, NULL);
 	sigaction(SIGBUS, &sa, NULL);
+	sa.sa_sigaction = on_perf_trap;
+	sa.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigaction(SIGTRAP, &sa, NULL);
 
 	if (counters_fd < 0) {
 		counters_fd = memfd_create("abi-stress-counters", 0);
