@@ -174,6 +174,19 @@ static bool take(const uint8_t *rec, size_t size, size_t *off, uint64_t *v)
 }
 
 /*
+ * Take a user dump laid out as PERF_SAMPLE_STACK_USER's, which
+ * PERF_SAMPLE_TLS_USER's also is: { size, data[size], dyn_size if size }.
+ */
+static bool take_dump(const uint8_t *rec, size_t size, size_t *off,
+		      uint64_t *dump_size, uint64_t *dyn_size)
+{
+	if (!take(rec, size, off, dump_size))
+		return false;
+	*off += *dump_size;
+	return !*dump_size || take(rec, size, off, dyn_size);
+}
+
+/*
  * The length that a PERF_RECORD_SAMPLE of @type has by its own fields, or
  * 0 when a field runs past @size bytes.
  */
@@ -193,13 +206,9 @@ static size_t sample_len(const uint8_t *rec, size_t size,
 			return 0;
 		off += v * 8;
 	}
-	if (type & PERF_SAMPLE_STACK_USER) {
-		if (!take(rec, size, &off, &it->stack_size))
-			return 0;
-		off += it->stack_size;
-		if (it->stack_size && !take(rec, size, &off, &it->stack_dyn))
-			return 0;
-	}
+	if ((type & PERF_SAMPLE_STACK_USER) &&
+	    !take_dump(rec, size, &off, &it->stack_size, &it->stack_dyn))
+		return 0;
 	if (type & PERF_SAMPLE_REGS_INTR) {
 		if (!take(rec, size, &off, &v))
 			return 0;
@@ -213,13 +222,9 @@ static size_t sample_len(const uint8_t *rec, size_t size,
 			return 0;
 		off += it->aux_size;
 	}
-	if (type & PERF_SAMPLE_TLS_USER) {
-		if (!take(rec, size, &off, &it->tls_size))
-			return 0;
-		off += it->tls_size;
-		if (it->tls_size && !take(rec, size, &off, &it->tls_dyn))
-			return 0;
-	}
+	if ((type & PERF_SAMPLE_TLS_USER) &&
+	    !take_dump(rec, size, &off, &it->tls_size, &it->tls_dyn))
+		return 0;
 	return off <= size ? off : 0;
 }
 
