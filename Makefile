@@ -12,7 +12,7 @@ help:
 	@echo "make check       build everything, boot both guests, run every test"
 	@echo "make demo        boot the x86_64 guest and show the series at work"
 	@echo "make bench       benchmarks in both guests -> build/bench/results.tsv"
-	@echo "make series      git-am-able series with cover letter -> build/series/"
+	@echo "make series [FEATURES='deferred tls']  git-am-able sub-series (and what they apply on) -> build/series/"
 	@echo "make assemble    apply the series to build/linux (branch 'series')"
 	@echo "make export      write build/linux's commits back to patches/ and the overlays"
 	@echo "make roundtrip   assemble + export must change no byte"
@@ -47,8 +47,9 @@ assemble: tree
 export:
 	$S/series.sh export
 
+# FEATURES: sub-series of patches/subseries (all by default).
 series: tree
-	$S/series.sh mbox build/series
+	$S/series.sh mbox build/series $(FEATURES)
 
 roundtrip: tree
 	$S/series.sh roundtrip

@@ -8,7 +8,7 @@
 . "$(dirname "$0")/lib.sh"
 
 arch=${1:?usage: build-perf.sh ARCH}
-out=$BUILD/perf-$arch
+out=${PERF_OUT:-$BUILD/perf-$arch}
 mkdir -p "$out"
 # Features nobody here needs, and that would pull in more packages.
 opts=(NO_LIBPYTHON=1 NO_LIBPERL=1 NO_GTK2=1 NO_SLANG=1 NO_LIBUNWIND=1
@@ -24,6 +24,8 @@ log "$arch: building perf"
 make -s -C "$TREE/tools/perf" O="$out" "${opts[@]}" -j"$(nproc)" perf > "$out/build.log" 2>&1 ||
 	{ tail -40 "$out/build.log" >&2; die "$arch: perf build failed (log: $out/build.log)"; }
 
+# (A tree of the series before the otel_tls tests, as scripts/bisect.sh builds.)
+[ -d "$TREE/tools/perf/tests/otel_tls" ] || exit 0
 log "$arch: building the otel_tls test programs"
 cross=()
 [ "$arch" = arm64 ] && cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)

@@ -43,6 +43,7 @@ t_start=$(date +%s)
 first_stage deps "cannot install the dependencies" "$TOP/scripts/deps.sh"
 first_stage base-tree "cannot prepare the base tree" "$TOP/scripts/base-tree.sh"
 first_stage assemble "the series does not apply" "$TOP/scripts/series.sh" assemble
+result noarch subseries whole-stack-applies pass
 # The base the run used: the pinned version, or what it used instead.
 used=$(dpkg-query -W -f='${Version}' linux-source-6.12)
 if [ "$used" = "$BASE_VERSION" ]; then
@@ -55,11 +56,11 @@ fi
 checkpatch() {
 	local p ignore rc=0
 	"$TOP/scripts/series.sh" mbox "$BUILD/series" 2>/dev/null
-	for p in "$BUILD"/series/0*.patch; do
+	for p in "$BUILD"/series/*/0*.patch; do
 		case $p in */0000-cover-letter.patch) continue ;; esac
 		[ -e "$p" ] || continue
 		# patches/checkpatch-ignore: "type<TAB>patch glob<TAB>reason".
-		ignore=$(awk -F'\t' -v p="${p##*/}" '
+		ignore=$(awk -F'\t' -v p="${p#"$BUILD"/series/}" '
 			!/^#/ && NF >= 2 {
 				g = $2; gsub(/\*/, ".*", g)
 				if (p ~ ("^" g "$")) { printf "%s%s", sep, $1; sep = "," }
@@ -67,9 +68,9 @@ checkpatch() {
 		# /usr/bin first: checkpatch runs spdxcheck.py with Debian's python3-ply.
 		if (cd "$TREE" && PATH=/usr/bin:$PATH ./scripts/checkpatch.pl --strict --quiet --no-summary \
 			${ignore:+--ignore "$ignore"} "$p") > "$dir/checkpatch.out" 2>&1; then
-			result noarch checkpatch "${p##*/}" pass
+			result noarch checkpatch "${p#"$BUILD"/series/}" pass
 		else
-			cat "$dir/checkpatch.out"; result noarch checkpatch "${p##*/}" fail; rc=1
+			cat "$dir/checkpatch.out"; result noarch checkpatch "${p#"$BUILD"/series/}" fail; rc=1
 		fi
 	done
 	return $rc
@@ -153,6 +154,28 @@ for arch in $ARCHES; do
 		echo "$arch	boot	console-clean	a build failed" >> "$dir/skips-$arch.tsv"
 	fi
 done
+
+# Every sub-series applies and builds on what patches/subseries says it
+# applies on, and every patch of the stack builds (the kernel objects the
+# series touches, for both arches; perf and the kselftests at each
+# sub-series' end, x86_64): scripts/bisect.sh.  Needs the kernels above.
+if [ -f "$BUILD/obj-x86_64/.config" ] && [ -f "$BUILD/obj-arm64/.config" ]; then
+	for sub in $("$TOP/scripts/series.sh" subseries | cut -d' ' -f1); do
+		bisect_sub() { "$TOP/scripts/bisect.sh" subseries "$1" > "$dir/subseries-$1.tsv"; }
+		stage "subseries-$sub" bisect_sub "$sub" || true
+		cat "$dir/subseries-$sub.tsv" >> "$results"
+		grep -q "$sub-applies" "$dir/subseries-$sub.tsv" ||
+			result noarch subseries "$sub-applies" fail
+	done
+	for arch in $ARCHES; do
+		bisect_patches() { "$TOP/scripts/bisect.sh" patches "$1" > "$dir/bisect-$1.tsv"; }
+		stage "bisect-$arch" bisect_patches "$arch" || true
+		cat "$dir/bisect-$arch.tsv" >> "$results"
+		grep -q every-patch "$dir/bisect-$arch.tsv" || result "$arch" bisect every-patch fail
+	done
+else
+	result noarch subseries all fail
+fi
 
 printf 'stage %-22s %4ss\n' total $(( $(date +%s) - t_start ))
 if grep -q '	fail$' "$results"; then

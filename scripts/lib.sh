@@ -5,7 +5,7 @@ set -euo pipefail
 
 TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BUILD=${BUILD:-$TOP/build}
-TREE=$BUILD/linux                      # assembled kernel tree (a git repository)
+TREE=${TREE:-$BUILD/linux}             # assembled kernel tree (a git repository)
 BASE_VERSION=$(cat "$TOP/kernel/base-version")
 ARCHES="x86_64 arm64"
 
@@ -47,7 +47,8 @@ kfrags() {
 
 # Overlay roots: a new file kept as a plain file in this repository lives at
 # <repo dir>/<path> and at <tree dir>/<path> in the kernel tree.
-OVERLAY_ROOTS="kernel:kernel Documentation:Documentation selftests:tools/testing/selftests tools-perf:tools/perf"
+OVERLAY_ROOTS="kernel:kernel include:include arch:arch Documentation:Documentation
+selftests:tools/testing/selftests tools-perf:tools/perf tools-include:tools/include"
 
 repo_to_tree() {
 	local p=$1 r

@@ -10,7 +10,7 @@ cmd=$(awk '/^### Applying it to your own 6.12 tree/ { on = 1; next }
 	   on && /^#/ { exit }
 	   on && /^    .*git am / { sub(/^    /, ""); print; exit }' "$TOP/README.md")
 [ -n "$cmd" ] || die "README.md has no git am command under 'Applying it to your own 6.12 tree'"
-ls "$BUILD"/series/0001-*.patch >/dev/null 2>&1 ||
+[ -s "$BUILD"/series/series.mbox ] ||
 	die "no $BUILD/series: run scripts/series.sh mbox $BUILD/series"
 
 # A home of its own: ~/perf-sample-ext/build is this checkout's build
@@ -30,12 +30,12 @@ HOME=$home env -u GIT_COMMITTER_NAME -u GIT_COMMITTER_EMAIL -u GIT_COMMITTER_DAT
 	die "the README's apply command failed"
 }
 
-want=$(grep -c '^[0-9]' "$TOP/patches/series")
+want=$(grep -c '\.patch$' "$TOP/patches/series")
 got=$(git -C "$home/src/linux-6.12.y" rev-list --count base..HEAD)
 [ "$got" = "$want" ] || die "the README's command applied $got patches, the series has $want"
 # Each commit's subject is its patch's subject, in series order.
 git -C "$home/src/linux-6.12.y" log --reverse --format=%s base..HEAD > "$home/subjects"
-for p in "$BUILD"/series/0*.patch; do
+for p in $(for s in $(cat "$BUILD/series/subseries"); do ls "$BUILD/series/$s"/0*.patch; done); do
 	case $p in */0000-cover-letter.patch) continue ;; esac
 	git -C "$TREE" mailinfo /dev/null /dev/null < "$p" | sed -n 's/^Subject: //p'
 done > "$home/want"

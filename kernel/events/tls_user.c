@@ -1,0 +1,615 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * PERF_SAMPLE_TLS_USER: bytes of the sampled thread's thread-local data in
+ * each sample, found by a read program that starts at the thread pointer.
+ * PERF_TLS_USER_DEFER makes the read on the way back to user space.
+ * PR_TASK_PERF_CONTEXT lets a thread register where its context starts.
+ *
+ * See Documentation/userspace-api/perf_tls_user.rst.
+ */
+
+#include <linux/compat.h>
+#include <linux/mm.h>
+#include <linux/perf_event.h>
+#include <linux/perf_regs.h>
+#include <linux/perf_tls_deferred_types.h>
+#include <linux/percpu.h>
+#include <linux/sched.h>
+#include <linux/slab.h>
+#include <linux/uaccess.h>
+#include <linux/unwind_deferred.h>
+
+#include <asm/tlb.h>
+
+#include "internal.h"
+#include "tls_user.h"
+
+/*
+ * The task whose switch-out is in progress on this CPU, from the end of
+ * perf's sched-out hook until perf's sched-in hook of the incoming task:
+ * the part of a task switch where the address space and then the thread
+ * pointer register become the incoming task's while current is still the
+ * outgoing one. See perf_tls_user_addr().
+ */
+static DEFINE_PER_CPU(struct task_struct *, perf_switch_out_task);
+
+/* perf's sched-out hook, once the events of @task are out. */
+void perf_tls_user_sched_out(struct task_struct *task)
+{
+	__this_cpu_write(perf_switch_out_task, task);
+}
+
+/* perf's sched-in hook: the switch is over. */
+void perf_tls_user_sched_in(void)
+{
+	__this_cpu_write(perf_switch_out_task, NULL);
+}
+
+/*
+ * The sched hooks are turned on again: a switch that was in progress when
+ * they were turned off left its task here, and no hook has run since.
+ */
+void perf_tls_user_sched_reset(void)
+{
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		per_cpu(perf_switch_out_task, cpu) = NULL;
+}
+
+/* The read program of @attr, copying at most @size bytes. */
+static void perf_tls_user_prog_init(struct perf_tls_user_prog *prog,
+				    const struct perf_event_attr *attr,
+				    u16 size)
+{
+	int i;
+
+	prog->offset = attr->tls_user_offset;
+	prog->flags = attr->tls_user_flags;
+	prog->hops = attr->tls_user_hops;
+	for (i = 0; i < PERF_TLS_USER_HOPS; i++)
+		prog->hop_offset[i] = attr->tls_user_hop_offset[i];
+	if (attr->tls_user_flags & PERF_TLS_USER_DEREF) {
+		prog->hops = 1;
+		prog->hop_offset[0] = attr->tls_user_deref_offset;
+	}
+	prog->len_size = attr->tls_user_len_size;
+	prog->len_shift = attr->tls_user_len_shift;
+	prog->len_offset = attr->tls_user_len_offset;
+	prog->len_base = attr->tls_user_len_base;
+	prog->size = size;
+}
+
+/*
+ * Copy @n bytes of current's user memory at @addr to @dst: without
+ * faulting where the sample is taken (NMI included), faulting when
+ * @may_fault, in task context. The range is checked untagged and read
+ * with the address as given, tag included, as the final copy is.
+ * Returns 0, or -EFAULT.
+ */
+static int perf_tls_user_get(void *dst, unsigned long addr, size_t n,
+			     bool may_fault)
+{
+	const void __user *uaddr = (const void __user *)addr;
+	unsigned long rem;
+
+	if (!__access_ok(untagged_addr(uaddr), n))
+		return -EFAULT;
+	if (may_fault)
+		return copy_from_user(dst, uaddr, n) ? -EFAULT : 0;
+
+	pagefault_disable();
+	rem = __copy_from_user_inatomic(dst, uaddr, n);
+	pagefault_enable();
+	return rem ? -EFAULT : 0;
+}
+
+/*
+ * Run the read program @prog in current: follow its pointers, read its
+ * length field, and return the user address to copy from, with the
+ * number of bytes to copy there in @len (at most @prog->size). Returns 0
+ * when nothing may be copied. Reads only inside current's user address
+ * space, and faults only when @may_fault.
+ */
+static unsigned long perf_tls_user_resolve(const struct perf_tls_user_prog *prog,
+					   bool may_fault, u16 *len)
+{
+	union {
+		u8	b;
+		u16	h;
+		u32	w;
+		u64	d;
+	} field;
+	unsigned long addr;
+	u64 ptr, n;
+	int i;
+
+	/* 0 also for compat tasks, whose pointers are 32 bits wide. */
+	addr = perf_tls_user_base();
+	if (addr && (prog->flags & PERF_TLS_USER_REGISTERED))
+		addr = READ_ONCE(current->perf_tls_context);
+	if (!addr)
+		return 0;
+	addr += prog->offset;
+
+	for (i = 0; i < prog->hops; i++) {
+		if (!IS_ALIGNED(addr, sizeof(ptr)) ||
+		    perf_tls_user_get(&ptr, addr, sizeof(ptr), may_fault))
+			return 0;
+
+		if (!ptr || !IS_ALIGNED(ptr, sizeof(u64)))
+			return 0;
+
+		/* The pointer itself must be a user address, not just the sum. */
+		if (!__access_ok(untagged_addr((const void __user *)ptr), 1))
+			return 0;
+		addr = ptr + prog->hop_offset[i];
+	}
+
+	n = prog->size;
+	if (prog->len_size) {
+		if (!IS_ALIGNED(addr + prog->len_offset, prog->len_size) ||
+		    perf_tls_user_get(&field, addr + prog->len_offset,
+				      prog->len_size, may_fault))
+			return 0;
+
+		switch (prog->len_size) {
+		case 1:
+			n = field.b;
+			break;
+		case 2:
+			n = field.h;
+			break;
+		case 4:
+			n = field.w;
+			break;
+		default:
+			n = field.d;
+			break;
+		}
+		/*
+		 * Cut at size, which the sample may have made smaller than
+		 * len_base; n << len_shift alone may overflow.
+		 */
+		if (prog->len_base >= prog->size ||
+		    n > (u64)(prog->size - prog->len_base) >> prog->len_shift)
+			n = prog->size;
+		else
+			n = prog->len_base + (n << prog->len_shift);
+	}
+
+	if (!__access_ok(untagged_addr((const void __user *)addr), n))
+		return 0;
+
+	*len = n;
+	return addr;
+}
+
+/*
+ * Where the PERF_SAMPLE_TLS_USER dump of current starts, or 0 when nothing
+ * may be copied, with the number of bytes to copy in @len. This runs
+ * wherever the sample is taken, NMI included, so user memory is read only
+ * without faulting, only while the user address space of current is the
+ * one loaded, and only inside that address space.
+ */
+static unsigned long perf_tls_user_addr(struct perf_event *event, u16 size,
+					u16 *len)
+{
+	struct perf_tls_user_prog prog;
+
+	/* Disallow cross-task dumps, as for user callchains. */
+	if (event->ctx->task && event->ctx->task != current)
+		return 0;
+
+	/*
+	 * The scheduler makes next the CPU's task (so task_curr(current) is
+	 * false) before the sched_switch tracepoint and perf's sched-out
+	 * hook, which sample prev while its mm and thread pointer are still
+	 * loaded. Only after perf's sched-out hook does it switch the mm and
+	 * then the thread pointer register (x86 FS base in __switch_to(),
+	 * arm64 TPIDR_EL0 in tls_thread_switch()), and current becomes next
+	 * only at the end of switch_to(). An NMI (x86, arm64 pseudo-NMI), a
+	 * kprobe or a tracepoint in that window must not dump next's TLS as
+	 * prev's: perf_switch_out_task marks it. TLS events keep the sched
+	 * hooks on (account_event()).
+	 */
+	if (unlikely(!task_curr(current)) &&
+	    this_cpu_read(perf_switch_out_task) == current)
+		return 0;
+
+	if (!nmi_uaccess_okay())
+		return 0;
+
+	perf_tls_user_prog_init(&prog, &event->attr, size);
+	return perf_tls_user_resolve(&prog, false, len);
+}
+
+void perf_output_sample_tls_user(struct perf_output_handle *handle,
+				 struct perf_event *event,
+				 struct perf_sample_data *data)
+{
+	u16 size = data->tls_user_size;
+	u64 static_size = size, dyn_size;
+	unsigned long addr;
+	unsigned int rem;
+	u16 len = 0;
+
+	/* PERF_TLS_USER_DEFER: the entry's cookie; the bytes come later. */
+	if (event->attr.tls_user_flags & PERF_TLS_USER_DEFER) {
+		perf_output_put(handle, data->tls_user_cookie);
+		return;
+	}
+
+	/* Static size, 0 when current has no user context. */
+	perf_output_put(handle, static_size);
+	if (!size)
+		return;
+
+	addr = perf_tls_user_addr(event, size, &len);
+	rem = len;
+	if (addr)
+		rem = __output_copy_user(handle, (void *)addr, len);
+	dyn_size = len - rem;
+
+	/* What was not copied reads as zeroes, never as stale data. */
+	__output_zero(handle, NULL, size - dyn_size);
+
+	/* Dynamic size, the bytes really copied. */
+	perf_output_put(handle, dyn_size);
+}
+
+#ifdef CONFIG_UNWIND_USER_DEFERRED
+/*
+ * PERF_TLS_USER_DEFER: ask for the TLS read of @event on the way back to
+ * user space, sharing the cookie and the task_work of deferred callchains,
+ * and return the cookie the sample carries. 0 means no read will come:
+ * no user context, no deferral (exiting task, fatal signal), the entry's
+ * slots are taken by other events, or its reads were already made.
+ * Callable in NMI; nothing here touches user memory.
+ */
+static u64 perf_tls_deferred_request(struct perf_event *event)
+{
+	const struct perf_event_attr *attr = &event->attr;
+	struct perf_tls_deferred *td = &current->perf_tls_deferred;
+	struct perf_tls_deferred_slot *slot;
+	u64 id = primary_event_id(event);
+	u64 cookie, old;
+	int i;
+
+	/* Disallow cross-task reads, as for user callchains. */
+	if (event->ctx->task && event->ctx->task != current)
+		return 0;
+
+	if (!is_user_task(current) || !current->mm)
+		return 0;
+
+	if (unwind_deferred_request(&perf_unwind_work, 0, &cookie) < 0)
+		return 0;
+
+	/* One slot per event and entry: the read serves all its samples. */
+	for (i = 0; i < PERF_TLS_DEFERRED_EVENTS; i++) {
+		slot = &td->slot[i];
+		if (READ_ONCE(slot->ready) == cookie && slot->id == id)
+			goto queued;
+	}
+
+	/*
+	 * Take a slot of an earlier entry. Only samples of current (this
+	 * task's interrupts and NMIs, on its CPU) get here, so the cmpxchg
+	 * only races with a nested sample, and compiler barriers order the
+	 * rest against the task_work, which runs in the same task: on the
+	 * same CPU, or after a migration, whose scheduler barriers order it.
+	 */
+	for (i = 0; i < PERF_TLS_DEFERRED_EVENTS; i++) {
+		slot = &td->slot[i];
+		old = READ_ONCE(slot->claim);
+		if (old == cookie || !try_cmpxchg(&slot->claim, &old, cookie))
+			continue;
+
+		slot->id = id;
+		perf_tls_user_prog_init(&slot->prog, attr,
+					attr->sample_tls_user);
+		barrier();
+		WRITE_ONCE(slot->ready, cookie);
+		goto queued;
+	}
+	return 0;
+
+queued:
+	/* Paired with perf_tls_deferred_output_all(): too late for it. */
+	barrier();
+	if (READ_ONCE(td->done) == cookie)
+		return 0;
+	return cookie;
+}
+#else
+static u64 perf_tls_deferred_request(struct perf_event *event)
+{
+	return 0;
+}
+#endif
+
+/*
+ * Size the PERF_SAMPLE_TLS_USER item of @event's sample and, in deferred
+ * mode, ask for the event's read.
+ */
+void perf_prepare_sample_tls_user(struct perf_sample_data *data,
+				  struct perf_event *event)
+{
+	u32 fixed = 2 * sizeof(u64);	/* static and dynamic size */
+	u16 tls_size = 0;
+
+	data->sample_flags |= PERF_SAMPLE_TLS_USER;
+
+	/* Deferred: the cookie alone. */
+	if (event->attr.tls_user_flags & PERF_TLS_USER_DEFER) {
+		data->tls_user_cookie = perf_tls_deferred_request(event);
+		data->dyn_size += sizeof(u64);
+		return;
+	}
+
+	/* The AUX size field comes after the dump and is always there. */
+	if (event->attr.sample_type & PERF_SAMPLE_AUX)
+		fixed += sizeof(u64);
+
+	if (is_user_task(current))
+		tls_size = min(event->attr.sample_tls_user,
+			       perf_sample_room(data, event, fixed));
+
+	data->tls_user_size = tls_size;
+	data->dyn_size += sizeof(u64);
+	if (tls_size)
+		data->dyn_size += tls_size + sizeof(u64);
+}
+
+#ifdef CONFIG_UNWIND_USER_DEFERRED
+struct perf_tls_deferred_event {
+	const void			*data;
+	struct {
+		struct perf_event_header	header;
+		u64				cookie;
+		u64				id;
+		u64				size;
+	} event;
+	u64				dyn_size;
+};
+
+static void perf_tls_deferred_output(struct perf_event *event, void *data)
+{
+	struct perf_tls_deferred_event *tls = data;
+	struct perf_output_handle handle;
+	struct perf_sample_data sample;
+	u64 size = tls->event.size;
+
+	if (!event->attr.defer_output)
+		return;
+
+	/* The read is at most PERF_TLS_USER_MAX_SIZE, so the record fits. */
+	BUILD_BUG_ON(sizeof(tls->event) + PERF_TLS_USER_MAX_SIZE +
+		     sizeof(u64) + 6 * sizeof(u64) > U16_MAX);
+	if (WARN_ON_ONCE(size > PERF_TLS_USER_MAX_SIZE))
+		return;
+
+	perf_event_header__init(&tls->event.header, &sample,
+				PERF_RECORD_TLS_USER_DEFERRED,
+				PERF_RECORD_MISC_USER,
+				sizeof(tls->event) + size + sizeof(u64), event);
+	if (perf_output_begin(&handle, &sample, event, tls->event.header.size))
+		return;
+
+	perf_output_put(&handle, tls->event);
+	__output_copy(&handle, tls->data, size);
+	perf_output_put(&handle, tls->dyn_size);
+	perf_event__output_id_sample(event, &handle, &sample);
+
+	perf_output_end(&handle);
+}
+
+/*
+ * The deferred PERF_SAMPLE_TLS_USER read of one event, in task context:
+ * user memory may be faulted in here. Returns the number of bytes copied
+ * to @buf, from its start; the rest of the @prog->size bytes are zero.
+ */
+static u64 perf_tls_deferred_read(const struct perf_tls_user_prog *prog,
+				  void *buf)
+{
+	unsigned long addr;
+	u16 len;
+
+	memset(buf, 0, prog->size);
+
+	addr = perf_tls_user_resolve(prog, true, &len);
+	if (!addr)
+		return 0;
+
+	return len - copy_from_user(buf, (const void __user *)addr, len);
+}
+
+/*
+ * Make the deferred TLS reads of the entry @cookie names, one per event
+ * that asked, and write each to every defer_output event that sees this
+ * task or this CPU.
+ */
+void perf_tls_deferred_output_all(u64 cookie)
+{
+	struct perf_tls_deferred *td = &current->perf_tls_deferred;
+	struct perf_tls_deferred_event tls = { };
+	struct perf_tls_deferred_slot slot;
+	void *buf = NULL;
+	int i;
+
+	/* A sample of this entry that asks from now on gets cookie 0. */
+	WRITE_ONCE(td->done, cookie);
+	barrier();
+
+	for (i = 0; i < PERF_TLS_DEFERRED_EVENTS; i++) {
+		if (READ_ONCE(td->slot[i].ready) != cookie)
+			continue;
+		barrier();
+		slot = td->slot[i];
+		if (WARN_ON_ONCE(slot.prog.size > PERF_TLS_USER_MAX_SIZE))
+			continue;
+
+		if (!buf)
+			buf = kmalloc(PERF_TLS_USER_MAX_SIZE, GFP_KERNEL);
+
+		tls.event.cookie = cookie;
+		tls.event.id = slot.id;
+		tls.event.size = slot.prog.size;
+		if (buf) {
+			tls.data = buf;
+			tls.dyn_size = perf_tls_deferred_read(&slot.prog, buf);
+		} else {
+			/* Still answer the samples: nothing read. */
+			BUILD_BUG_ON(PERF_TLS_USER_MAX_SIZE > PAGE_SIZE);
+			tls.data = page_address(ZERO_PAGE(0));
+			tls.dyn_size = 0;
+		}
+		perf_iterate_sb(perf_tls_deferred_output, &tls, NULL);
+	}
+
+	kfree(buf);
+}
+#endif
+
+/* The PERF_SAMPLE_TLS_USER read program of @attr, sample_tls_user set. */
+static int perf_tls_user_validate(const struct perf_event_attr *attr)
+{
+	u32 len_end = attr->tls_user_len_offset + attr->tls_user_len_size;
+	int i;
+
+	BUILD_BUG_ON(PERF_TLS_USER_HOPS != PERF_TLS_USER_MAX_HOPS);
+
+	if (attr->tls_user_flags & ~(PERF_TLS_USER_DEREF | PERF_TLS_USER_DEFER |
+				     PERF_TLS_USER_REGISTERED))
+		return -EINVAL;
+
+	/* The deferred read rides on the deferred unwind's task_work. */
+	if ((attr->tls_user_flags & PERF_TLS_USER_DEFER) &&
+	    !IS_ENABLED(CONFIG_UNWIND_USER_DEFERRED))
+		return -EOPNOTSUPP;
+
+	if (!(attr->tls_user_flags & PERF_TLS_USER_DEREF) &&
+	    attr->tls_user_deref_offset)
+		return -EINVAL;
+
+	/* PERF_TLS_USER_DEREF is the one-hop program of the first ABI. */
+	if (attr->tls_user_hops > PERF_TLS_USER_MAX_HOPS ||
+	    (attr->tls_user_hops && (attr->tls_user_flags & PERF_TLS_USER_DEREF)))
+		return -EINVAL;
+	for (i = attr->tls_user_hops; i < PERF_TLS_USER_MAX_HOPS; i++) {
+		if (attr->tls_user_hop_offset[i])
+			return -EINVAL;
+	}
+
+	switch (attr->tls_user_len_size) {
+	case 0:
+		if (attr->tls_user_len_offset || attr->tls_user_len_shift ||
+		    attr->tls_user_len_base)
+			return -EINVAL;
+		return 0;
+	case 1:
+	case 2:
+	case 4:
+	case 8:
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	/* The length field lies inside the largest dump. */
+	if (len_end > attr->sample_tls_user ||
+	    attr->tls_user_len_base > attr->sample_tls_user ||
+	    attr->tls_user_len_shift > PERF_TLS_USER_MAX_LEN_SHIFT)
+		return -EINVAL;
+
+	return 0;
+}
+
+/*
+ * The PERF_SAMPLE_TLS_USER fields of @attr: a valid read program when the
+ * sample type asks for the dump, zero otherwise.
+ */
+int perf_tls_user_check_attr(const struct perf_event_attr *attr)
+{
+	int ret;
+
+	if (attr->sample_type & PERF_SAMPLE_TLS_USER) {
+		if (!attr->sample_tls_user ||
+		    attr->sample_tls_user > PERF_TLS_USER_MAX_SIZE ||
+		    !IS_ALIGNED(attr->sample_tls_user, sizeof(u64)))
+			return -EINVAL;
+
+		ret = perf_tls_user_validate(attr);
+		if (ret)
+			return ret;
+	} else if (attr->sample_tls_user || attr->tls_user_offset ||
+		   attr->tls_user_flags || attr->tls_user_deref_offset ||
+		   attr->tls_user_hops || attr->tls_user_len_size ||
+		   memchr_inv(attr->tls_user_hop_offset, 0,
+			      sizeof(attr->tls_user_hop_offset)) ||
+		   attr->tls_user_len_offset || attr->tls_user_len_shift ||
+		   attr->tls_user_len_base) {
+		return -EINVAL;
+	}
+
+	if (memchr_inv(attr->__reserved_tls, 0, sizeof(attr->__reserved_tls)) ||
+	    attr->__reserved_tls_1)
+		return -EINVAL;
+
+	return 0;
+}
+
+/**
+ * perf_event_set_context - register where current keeps its thread context
+ * @addr: user address, 8-byte aligned; 0 unregisters
+ * @flags: must be zero
+ * @arg4: must be zero
+ * @arg5: must be zero
+ *
+ * PERF_SAMPLE_TLS_USER events with PERF_TLS_USER_REGISTERED start their
+ * read at @addr instead of at the thread pointer, so that one CPU-wide
+ * event serves processes whose context lies at different places. The
+ * address is the thread's own: a new thread (CLONE_VM) starts without
+ * one, a fork()ed child keeps its parent's, exec clears it (see
+ * perf_event_exec_context()). Registering
+ * reads nothing; what it names is read only by events allowed to read
+ * this thread's memory, with the checks of every PERF_SAMPLE_TLS_USER read.
+ *
+ * Return: 0, or -EINVAL for non-zero @flags, @arg4 or @arg5, an unaligned
+ * @addr, a compat caller or an architecture without PERF_SAMPLE_TLS_USER,
+ * -EFAULT when @addr is not a user address.
+ */
+int perf_event_set_context(unsigned long addr, unsigned long flags,
+			   unsigned long arg4, unsigned long arg5)
+{
+	if (flags || arg4 || arg5)
+		return -EINVAL;
+
+	/* Nothing reads it where PERF_SAMPLE_TLS_USER is missing. */
+	if (!IS_ENABLED(CONFIG_HAVE_PERF_TLS_USER))
+		return -EINVAL;
+
+	/* The read program follows 64-bit pointers. */
+	if (in_compat_syscall())
+		return -EINVAL;
+
+	if (!IS_ALIGNED(addr, sizeof(u64)))
+		return -EINVAL;
+
+	if (addr && !access_ok((const void __user *)addr, sizeof(u64)))
+		return -EFAULT;
+
+	WRITE_ONCE(current->perf_tls_context, addr);
+	return 0;
+}
+
+/*
+ * At exec, once the pending deferred reads of the old image are made and
+ * before the new image's memory is installed: the registered context is
+ * an address of the old image.
+ */
+void perf_event_exec_context(void)
+{
+	WRITE_ONCE(current->perf_tls_context, 0);
+}
