@@ -3,19 +3,28 @@
  * PERF_SAMPLE_TLS_USER: bytes of the sampled thread's thread-local data in
  * each sample, found by a read program that starts at the thread pointer.
  * PERF_TLS_USER_DEFER makes the read on the way back to user space.
- * PR_TASK_PERF_CONTEXT lets a thread register where its context starts.
+ * PR_TASK_PERF_CONTEXT lets a thread register where its context starts;
+ * PERF_EVENT_IOC_TLS_USER_PROC lets an observer install a read program for
+ * each process an event samples.
  *
  * See Documentation/userspace-api/perf_tls_user.rst.
  */
 
 #include <linux/compat.h>
 #include <linux/mm.h>
+#include <linux/mutex.h>
 #include <linux/perf_event.h>
 #include <linux/perf_regs.h>
 #include <linux/perf_tls_deferred_types.h>
 #include <linux/percpu.h>
+#include <linux/ptrace.h>
+#include <linux/rcupdate.h>
 #include <linux/sched.h>
+#include <linux/sched/mm.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
 #include <linux/slab.h>
+#include <linux/workqueue.h>
 #include <linux/uaccess.h>
 #include <linux/unwind_deferred.h>
 
@@ -78,6 +87,117 @@ static void perf_tls_user_prog_init(struct perf_tls_user_prog *prog,
 	prog->len_offset = attr->tls_user_len_offset;
 	prog->len_base = attr->tls_user_len_base;
 	prog->size = size;
+}
+
+/*
+ * PERF_EVENT_IOC_TLS_USER_PROC: the read programs an observer installed for
+ * the processes an event samples. A process is its address space: each
+ * table grabs the mm of each of its entries, so the address names that
+ * process and no other while the table lives, and a program stops
+ * applying when its process execs (a new mm) or exits. A change replaces
+ * the table whole, under perf_tls_user_procs_mutex; samples read it under
+ * RCU and compare addresses only. An old table drops its mms after a
+ * grace period, in a workqueue. Entries of processes that have no users of
+ * their address space left are not copied into the next table.
+ */
+struct perf_tls_user_proc_entry {
+	struct mm_struct		*mm;
+	struct perf_tls_user_prog	prog;
+};
+
+struct perf_tls_user_procs {
+	struct rcu_work			rwork;
+	unsigned int			nr;
+	struct perf_tls_user_proc_entry	entry[];	/* sorted by mm */
+};
+
+/*
+ * Serializes the changes of every event's table. Not the event's context
+ * mutex: the ioctl takes the process's exec_update_lock first, which
+ * nests outside it.
+ */
+static DEFINE_MUTEX(perf_tls_user_procs_mutex);
+
+static void perf_tls_user_procs_free(struct work_struct *work)
+{
+	struct perf_tls_user_procs *procs;
+	unsigned int i;
+
+	procs = container_of(to_rcu_work(work), struct perf_tls_user_procs,
+			     rwork);
+	for (i = 0; i < procs->nr; i++)
+		mmdrop(procs->entry[i].mm);
+	kfree(procs);
+}
+
+/* Free @procs once no sample can read it any more. */
+static void perf_tls_user_procs_retire(struct perf_tls_user_procs *procs)
+{
+	if (!procs)
+		return;
+	INIT_RCU_WORK(&procs->rwork, perf_tls_user_procs_free);
+	queue_rcu_work(system_wq, &procs->rwork);
+}
+
+/* At the event's end: its programs go with it. */
+void perf_tls_user_procs_release(struct perf_event *event)
+{
+	perf_tls_user_procs_retire(rcu_dereference_protected(event->tls_user_procs,
+							     true));
+}
+
+/*
+ * The program an observer installed for current's process in @event (an
+ * inherited event has its parent's), copied to @prog. Callable in NMI.
+ */
+static bool perf_tls_user_proc_find(struct perf_event *event,
+				    struct perf_tls_user_prog *prog)
+{
+	struct perf_event *owner = event->parent ?: event;
+	unsigned long mm = (unsigned long)current->mm;
+	struct perf_tls_user_procs *procs;
+	unsigned int lo = 0, hi, mid;
+	bool found = false;
+
+	if (!mm || !rcu_access_pointer(owner->tls_user_procs))
+		return false;
+
+	rcu_read_lock();
+	procs = rcu_dereference(owner->tls_user_procs);
+	hi = procs ? procs->nr : 0;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if ((unsigned long)procs->entry[mid].mm == mm) {
+			*prog = procs->entry[mid].prog;
+			found = true;
+			break;
+		}
+		if ((unsigned long)procs->entry[mid].mm < mm)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	rcu_read_unlock();
+	return found;
+}
+
+/*
+ * The read program of @event for current, copying at most @size bytes:
+ * the one an observer installed for current's process, unless the event
+ * reads registered contexts and current registered one, else the event's.
+ */
+static void perf_tls_user_event_prog(struct perf_event *event,
+				     struct perf_tls_user_prog *prog, u16 size)
+{
+	const struct perf_event_attr *attr = &event->attr;
+
+	if ((!(attr->tls_user_flags & PERF_TLS_USER_REGISTERED) ||
+	     !READ_ONCE(current->perf_tls_context)) &&
+	    perf_tls_user_proc_find(event, prog)) {
+		prog->size = size;
+		return;
+	}
+	perf_tls_user_prog_init(prog, attr, size);
 }
 
 /*
@@ -220,7 +340,7 @@ static unsigned long perf_tls_user_addr(struct perf_event *event, u16 size,
 	if (!nmi_uaccess_okay())
 		return 0;
 
-	perf_tls_user_prog_init(&prog, &event->attr, size);
+	perf_tls_user_event_prog(event, &prog, size);
 	return perf_tls_user_resolve(&prog, false, len);
 }
 
@@ -307,8 +427,8 @@ static u64 perf_tls_deferred_request(struct perf_event *event)
 			continue;
 
 		slot->id = id;
-		perf_tls_user_prog_init(&slot->prog, attr,
-					attr->sample_tls_user);
+		perf_tls_user_event_prog(event, &slot->prog,
+					 attr->sample_tls_user);
 		barrier();
 		WRITE_ONCE(slot->ready, cookie);
 		goto queued;
@@ -558,6 +678,184 @@ int perf_tls_user_check_attr(const struct perf_event_attr *attr)
 		return -EINVAL;
 
 	return 0;
+}
+
+/* The user address space of @pid (0: current) if current may read it. */
+static struct mm_struct *perf_tls_user_proc_mm(pid_t pid)
+{
+	struct task_struct *task;
+	struct mm_struct *mm;
+	int ret;
+
+	task = pid ? find_get_task_by_vpid(pid) : get_task_struct(current);
+	if (!task)
+		return ERR_PTR(-ESRCH);
+
+	/*
+	 * Never more than the observer may read of the process, checked as
+	 * perf_event_open() checks a task event, against an exec that
+	 * changes the process's credentials and address space meanwhile.
+	 */
+	ret = down_read_interruptible(&task->signal->exec_update_lock);
+	if (ret) {
+		mm = ERR_PTR(ret);
+		goto out;
+	}
+	mm = get_task_mm(task);
+	if (!mm) {
+		mm = ERR_PTR(-ESRCH);
+	} else if (!ptrace_may_access(task, PTRACE_MODE_READ_REALCREDS)) {
+		mmput(mm);
+		mm = ERR_PTR(-EACCES);
+	}
+	up_read(&task->signal->exec_update_lock);
+out:
+	put_task_struct(task);
+	return mm;
+}
+
+/*
+ * A copy of @old without @mm and without processes that are gone, with
+ * @prog for @mm in its place unless @prog is NULL. Each entry of the
+ * copy holds a grab of its mm. *@found says whether @old had @mm.
+ */
+static struct perf_tls_user_procs *
+perf_tls_user_procs_copy(struct perf_tls_user_procs *old, struct mm_struct *mm,
+			 const struct perf_tls_user_prog *prog, bool *found)
+{
+	unsigned int i, nr_old = old ? old->nr : 0;
+	struct perf_tls_user_procs *new;
+	struct perf_tls_user_proc_entry *e;
+
+	new = kmalloc(struct_size(new, entry, nr_old + 1), GFP_KERNEL);
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+
+	*found = false;
+	new->nr = 0;
+	for (i = 0; i <= nr_old; i++) {
+		e = i < nr_old ? &old->entry[i] : NULL;
+		if (prog && (!e || (unsigned long)mm < (unsigned long)e->mm)) {
+			mmgrab(mm);
+			new->entry[new->nr].mm = mm;
+			new->entry[new->nr++].prog = *prog;
+			prog = NULL;
+		}
+		if (!e)
+			break;
+		if (e->mm == mm) {
+			*found = true;
+			continue;
+		}
+		if (!atomic_read(&e->mm->mm_users))
+			continue;
+		mmgrab(e->mm);
+		new->entry[new->nr++] = *e;
+	}
+	return new;
+}
+
+/**
+ * perf_tls_user_proc_ioctl - PERF_EVENT_IOC_TLS_USER_PROC
+ * @event: a PERF_SAMPLE_TLS_USER event; its context mutex not held
+ * @arg: user address of a struct perf_tls_user_proc
+ *
+ * Install the read program of @event for the samples of one process, or
+ * with PERF_TLS_USER_PROC_REMOVE remove it, so that one CPU-wide event
+ * serves processes whose thread contexts lie at different places, none
+ * of which has to register anything. The program replaces the event's
+ * own for that process, except for threads that registered a context
+ * when the event reads registered contexts.
+ *
+ * Return: 0, or -EFAULT when @arg cannot be read; -EINVAL for an event
+ * without PERF_SAMPLE_TLS_USER, unknown flags, a non-zero reserved byte,
+ * tls_flags other than PERF_TLS_USER_DEREF, a program that the same
+ * fields of the event's attr would make invalid, or program fields with
+ * PERF_TLS_USER_PROC_REMOVE; -ESRCH when there is no such thread or it
+ * has no user address space; -EACCES when the caller may not read it
+ * (ptrace access mode PTRACE_MODE_READ_REALCREDS); -EINTR when a signal
+ * came while an exec of the process was in progress; -ENOENT to remove a
+ * program the process does not have; -ENOSPC when the event has
+ * programs for PERF_TLS_USER_MAX_PROCS live processes already; -ENOMEM.
+ */
+int perf_tls_user_proc_ioctl(struct perf_event *event, void __user *arg)
+{
+	struct perf_tls_user_procs *old, *new;
+	struct perf_tls_user_prog prog;
+	struct perf_event_attr attr;
+	struct perf_tls_user_proc up;
+	bool remove, found;
+	struct mm_struct *mm;
+	int ret = 0;
+
+	if (copy_from_user(&up, arg, sizeof(up)))
+		return -EFAULT;
+
+	if (!(event->attr.sample_type & PERF_SAMPLE_TLS_USER) ||
+	    (up.flags & ~PERF_TLS_USER_PROC_REMOVE) || up.__reserved ||
+	    (up.tls_flags & ~PERF_TLS_USER_DEREF))
+		return -EINVAL;
+
+	/* The program is checked as the same fields of an attr are. */
+	memset(&attr, 0, sizeof(attr));
+	attr.sample_tls_user = event->attr.sample_tls_user;
+	attr.tls_user_offset = up.offset;
+	attr.tls_user_flags = up.tls_flags;
+	attr.tls_user_deref_offset = up.deref_offset;
+	attr.tls_user_len_offset = up.len_offset;
+	attr.tls_user_len_size = up.len_size;
+	attr.tls_user_len_shift = up.len_shift;
+	attr.tls_user_len_base = up.len_base;
+	attr.tls_user_hops = up.hops;
+	BUILD_BUG_ON(sizeof(attr.tls_user_hop_offset) != sizeof(up.hop_offset));
+	memcpy(attr.tls_user_hop_offset, up.hop_offset, sizeof(up.hop_offset));
+
+	remove = up.flags & PERF_TLS_USER_PROC_REMOVE;
+	if (remove) {
+		if (up.offset || up.tls_flags || up.deref_offset ||
+		    up.len_offset || up.len_size || up.len_shift ||
+		    up.len_base || up.hops ||
+		    memchr_inv(up.hop_offset, 0, sizeof(up.hop_offset)))
+			return -EINVAL;
+	} else {
+		ret = perf_tls_user_validate(&attr);
+		if (ret)
+			return ret;
+		perf_tls_user_prog_init(&prog, &attr, attr.sample_tls_user);
+	}
+
+	mm = perf_tls_user_proc_mm(up.pid);
+	if (IS_ERR(mm))
+		return PTR_ERR(mm);
+
+	mutex_lock(&perf_tls_user_procs_mutex);
+	old = rcu_dereference_protected(event->tls_user_procs,
+					lockdep_is_held(&perf_tls_user_procs_mutex));
+	new = perf_tls_user_procs_copy(old, mm, remove ? NULL : &prog, &found);
+	if (IS_ERR(new)) {
+		ret = PTR_ERR(new);
+		goto out;
+	}
+
+	if (remove && !found)
+		ret = -ENOENT;
+	else if (new->nr > PERF_TLS_USER_MAX_PROCS)
+		ret = -ENOSPC;
+	if (ret) {
+		perf_tls_user_procs_retire(new);
+		goto out;
+	}
+
+	if (!new->nr) {
+		kfree(new);
+		new = NULL;
+	}
+	rcu_assign_pointer(event->tls_user_procs, new);
+	perf_tls_user_procs_retire(old);
+out:
+	mutex_unlock(&perf_tls_user_procs_mutex);
+	mmput(mm);
+	return ret;
 }
 
 /**

@@ -6,7 +6,8 @@
 
 /*
  * PERF_SAMPLE_TLS_USER (tls_user.c): what perf's core calls. The read
- * program, the deferred reads and the registered contexts are kept there.
+ * program, the deferred reads, the registered contexts and the programs
+ * observers install per process are kept there.
  */
 
 void perf_tls_user_sched_out(struct task_struct *task);
@@ -14,6 +15,8 @@ void perf_tls_user_sched_in(void);
 void perf_tls_user_sched_reset(void);
 
 int perf_tls_user_check_attr(const struct perf_event_attr *attr);
+int perf_tls_user_proc_ioctl(struct perf_event *event, void __user *arg);
+void perf_tls_user_procs_release(struct perf_event *event);
 void perf_prepare_sample_tls_user(struct perf_sample_data *data,
 				  struct perf_event *event);
 void perf_output_sample_tls_user(struct perf_output_handle *handle,

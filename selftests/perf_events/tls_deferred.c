@@ -870,6 +870,27 @@ struct runtime_thread {
 	struct planted *ctx;
 };
 
+/* A child of the CPU-wide tests runs on CPU 0, where the events are. */
+static void pin_cpu0(void)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(0, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		_exit(10);
+}
+
+/* Say it is ready on @ready_fd, wait for a byte on @go_fd, fault, exit. */
+static void child_go(int go_fd, int ready_fd)
+{
+	char go;
+
+	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &go, 1) != 1)
+		_exit(14);
+	_exit(make_faults() ? 15 : 0);
+}
+
 /*
  * A child of one of two layouts: "tls" keeps its context pointer in TLS,
  * "heap" in a thread object on the heap; each registers where it is, and
@@ -879,13 +900,8 @@ static void layout_child(int layout, uint64_t seed, int go_fd, int ready_fd)
 {
 	static struct planted rec;
 	struct runtime_thread *rt;
-	cpu_set_t set;
-	char go;
 
-	CPU_ZERO(&set);
-	CPU_SET(0, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		_exit(10);
+	pin_cpu0();
 	plant(&rec, seed);
 	if (layout == 0) {
 		tls_ptr = &rec;
@@ -900,9 +916,105 @@ static void layout_child(int layout, uint64_t seed, int go_fd, int ready_fd)
 			_exit(13);
 	}
 	/* Registered and planted: nothing the test counts faults after this. */
-	if (write(ready_fd, "r", 1) != 1 || read(go_fd, &go, 1) != 1)
-		_exit(14);
-	_exit(make_faults() ? 15 : 0);
+	child_go(go_fd, ready_fd);
+}
+
+typedef void (*child_fn)(int index, uint64_t seed, int go_fd, int ready_fd);
+
+/*
+ * Fork @n children, child(i, @seed + i, ...) each, and return once each
+ * said it is ready; writing a byte per child to *@go_fd lets them go.
+ */
+static void fork_children(struct __test_metadata *_metadata, pid_t *pid,
+			  int n, child_fn child, uint64_t seed, int *go_fd)
+{
+	int pipefd[2], readyfd[2], i;
+	char ready;
+
+	ASSERT_EQ(pipe(pipefd), 0);
+	ASSERT_EQ(pipe(readyfd), 0);
+	for (i = 0; i < n; i++) {
+		pid[i] = fork();
+		ASSERT_GE(pid[i], 0);
+		if (!pid[i]) {
+			close(pipefd[1]);
+			close(readyfd[0]);
+			child(i, seed + i, pipefd[0], readyfd[1]);
+		}
+	}
+	close(pipefd[0]);
+	close(readyfd[1]);
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(read(readyfd[0], &ready, 1), 1);
+	close(readyfd[0]);
+	*go_fd = pipefd[1];
+}
+
+static void reap_children(struct __test_metadata *_metadata, pid_t *pid,
+			  int n, int go_fd)
+{
+	int i, status;
+
+	for (i = 0; i < n; i++)
+		ASSERT_EQ(write(go_fd, "g", 1), 1);
+	close(go_fd);
+	for (i = 0; i < n; i++) {
+		ASSERT_EQ(waitpid(pid[i], &status, 0), pid[i]);
+		ASSERT_TRUE(WIFEXITED(status));
+		ASSERT_EQ(WEXITSTATUS(status), 0);
+	}
+}
+
+/*
+ * The dump of each child's samples in @r: @want's REC_SIZE bytes, or
+ * nothing when @want is NULL. In deferred mode, the record of the last
+ * entry of the child's samples.
+ */
+static void check_child(struct __test_metadata *_metadata, struct ring *r,
+			pid_t pid, const struct planted *want, bool deferred)
+{
+	uint64_t dyn = want ? REC_SIZE : 0;
+	const struct record *rec;
+	int j, n = 0;
+
+	if (!deferred) {
+		for (j = 0; j < r->nr_samples; j++) {
+			if (r->samples[j].pid != (uint32_t)pid)
+				continue;
+			n++;
+			EXPECT_EQ(r->samples[j].dyn_size, dyn) TH_LOG("pid %d", pid);
+			if (want)
+				EXPECT_EQ(memcmp(r->samples[j].data, want, REC_SIZE), 0);
+		}
+		EXPECT_GE(n, FAULT_PAGES) TH_LOG("pid %d", pid);
+		return;
+	}
+	rec = find_record(r, top_cookie(r, pid, &n), r->id);
+	EXPECT_EQ(n, FAULT_PAGES) TH_LOG("pid %d", pid);
+	ASSERT_NE(rec, NULL) TH_LOG("pid %d", pid);
+	EXPECT_EQ(rec->pid, (uint32_t)pid);
+	EXPECT_EQ(rec->dyn_size, dyn) TH_LOG("pid %d", pid);
+	if (want)
+		EXPECT_EQ(memcmp(rec->data, want, REC_SIZE), 0);
+}
+
+/* One CPU-wide event on CPU 0 per mode: @attr, then @attr with DEFER. */
+static int open_both_modes(struct rings *rs, struct perf_event_attr *attr)
+{
+	int ret = ring_open(rs, attr, -1, 0);
+
+	if (ret)
+		return ret;
+	attr->tls_user_flags |= PERF_TLS_USER_DEFER;
+	return ring_open(rs, attr, -1, 0);
+}
+
+static void kill_children(pid_t *pid, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		kill(pid[i], SIGKILL);
 }
 
 /*
@@ -913,50 +1025,23 @@ static void layout_child(int layout, uint64_t seed, int go_fd, int ready_fd)
  */
 TEST_F(tls_deferred, registered_two_layouts)
 {
-	int pipefd[2], readyfd[2], status, i, mode, ret;
 	struct perf_event_attr attr;
+	int go_fd, i, mode, ret;
+	struct planted want;
 	pid_t pid[3];
-	char ready;
 
-	ASSERT_EQ(pipe(pipefd), 0);
-	ASSERT_EQ(pipe(readyfd), 0);
-	for (i = 0; i < 3; i++) {
-		pid[i] = fork();
-		ASSERT_GE(pid[i], 0);
-		if (!pid[i]) {
-			close(pipefd[1]);
-			close(readyfd[0]);
-			layout_child(i, 20 + i, pipefd[0], readyfd[1]);
-		}
+	fork_children(_metadata, pid, 3, layout_child, 20, &go_fd);
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 0, PERF_TLS_USER_REGISTERED);
+	attr.tls_user_hops = 1;
+	ret = open_both_modes(&self->rs, &attr);
+	if (ret == -EACCES) {
+		kill_children(pid, 3);
+		SKIP(return, "CPU-wide events not permitted");
 	}
-	close(pipefd[0]);
-	close(readyfd[1]);
-	for (i = 0; i < 3; i++)
-		ASSERT_EQ(read(readyfd[0], &ready, 1), 1);
-	close(readyfd[0]);
-
-	for (mode = 0; mode < 2; mode++) {
-		tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
-			 0, PERF_TLS_USER_REGISTERED);
-		attr.tls_user_hops = 1;
-		if (mode)
-			attr.tls_user_flags |= PERF_TLS_USER_DEFER;
-		ret = ring_open(&self->rs, &attr, -1, 0);
-		if (ret == -EACCES) {
-			for (i = 0; i < 3; i++)
-				kill(pid[i], SIGKILL);
-			SKIP(return, "CPU-wide events not permitted");
-		}
-		ASSERT_EQ(ret, 0);
-	}
+	ASSERT_EQ(ret, 0);
 	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
-	ASSERT_EQ(write(pipefd[1], "ggg", 3), 3);
-	close(pipefd[1]);
-	for (i = 0; i < 3; i++) {
-		ASSERT_EQ(waitpid(pid[i], &status, 0), pid[i]);
-		ASSERT_TRUE(WIFEXITED(status));
-		ASSERT_EQ(WEXITSTATUS(status), 0);
-	}
+	reap_children(_metadata, pid, 3, go_fd);
 	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
 
 	for (mode = 0; mode < 2; mode++) {
@@ -966,32 +1051,8 @@ TEST_F(tls_deferred, registered_two_layouts)
 		ASSERT_FALSE(r->bad);
 		ASSERT_EQ(r->lost, 0);
 		for (i = 0; i < 3; i++) {
-			uint64_t dyn = i < 2 ? REC_SIZE : 0;
-			const struct record *rec;
-			struct planted want;
-			int j, n = 0;
-
 			plant(&want, 20 + i);
-			if (!mode) {
-				for (j = 0; j < r->nr_samples; j++) {
-					if (r->samples[j].pid != (uint32_t)pid[i])
-						continue;
-					n++;
-					EXPECT_EQ(r->samples[j].dyn_size, dyn);
-					if (dyn)
-						EXPECT_EQ(memcmp(r->samples[j].data,
-								 &want, REC_SIZE), 0);
-				}
-				EXPECT_GE(n, FAULT_PAGES) TH_LOG("child %d", i);
-				continue;
-			}
-			rec = find_record(r, top_cookie(r, pid[i], &n), r->id);
-			EXPECT_EQ(n, FAULT_PAGES) TH_LOG("child %d", i);
-			ASSERT_NE(rec, NULL) TH_LOG("child %d", i);
-			EXPECT_EQ(rec->pid, (uint32_t)pid[i]);
-			EXPECT_EQ(rec->dyn_size, dyn);
-			if (dyn)
-				EXPECT_EQ(memcmp(rec->data, &want, REC_SIZE), 0);
+			check_child(_metadata, r, pid[i], i < 2 ? &want : NULL, mode);
 		}
 	}
 }
@@ -1405,6 +1466,447 @@ TEST_F(tls_deferred, exit_flush)
 	run_flush(_metadata, &self->rs, __NR_exit_group);
 }
 
+/* PERF_EVENT_IOC_TLS_USER_PROC on @fd; returns 0 or the errno. */
+static int install(int fd, const struct perf_tls_user_proc *up)
+{
+	return ioctl(fd, PERF_EVENT_IOC_TLS_USER_PROC, up) ? errno : 0;
+}
+
+/* The program "TLS variable @var, then @hops pointers" for @pid. */
+static struct perf_tls_user_proc proc_prog(pid_t pid, const void *var,
+					   int hops, int32_t last_offset)
+{
+	struct perf_tls_user_proc up = {
+		.pid = pid,
+		.offset = tls_offset(var),
+		.hops = hops,
+	};
+
+	if (hops)
+		up.hop_offset[hops - 1] = last_offset;
+	return up;
+}
+
+/* A runtime's thread object, found through a TLS pointer. */
+static __thread struct runtime_thread *tls_rt __attribute__((tls_model("initial-exec")));
+
+/*
+ * A child that publishes the record of @seed the way @layout says and
+ * registers nothing: 0 behind the TLS pointer tls_ptr, 1 in a runtime
+ * thread object behind tls_rt, 2 and up behind tls_ptr too (no program is
+ * installed for it). Tells @ready_fd, waits for @go_fd, faults.
+ */
+static void observed_child(int layout, uint64_t seed, int go_fd, int ready_fd)
+{
+	static struct planted rec;
+
+	pin_cpu0();
+	plant(&rec, seed);
+	if (layout == 1) {
+		tls_rt = calloc(1, sizeof(*tls_rt));
+		if (!tls_rt)
+			_exit(12);
+		tls_rt->ctx = &rec;
+	} else {
+		tls_ptr = &rec;
+	}
+	child_go(go_fd, ready_fd);
+}
+
+/*
+ * Three processes, none of which registers anything: one keeps its
+ * context behind a TLS pointer, one in a thread object behind another
+ * TLS pointer, and the third gets no program. One CPU-wide event of each
+ * mode, whose own program reads nothing, takes the program the observer
+ * installed for each process: each gets its own record, the third none.
+ */
+TEST_F(tls_deferred, observer_program_two_layouts)
+{
+	struct perf_tls_user_proc up[2];
+	struct perf_event_attr attr;
+	int go_fd, i, mode, ret;
+	struct planted want;
+	pid_t pid[3];
+
+	fork_children(_metadata, pid, 3, observed_child, 30, &go_fd);
+	up[0] = proc_prog(pid[0], &tls_ptr, 1, 0);
+	up[1] = proc_prog(pid[1], &tls_rt, 2, 0);
+	up[1].hop_offset[0] = offsetof(struct runtime_thread, ctx);
+
+	/* Its own program: the first word of tls_plain, 0, as a pointer. */
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 tls_offset(&tls_plain), PERF_TLS_USER_DEREF);
+	ret = open_both_modes(&self->rs, &attr);
+	if (ret == -EACCES) {
+		kill_children(pid, 3);
+		SKIP(return, "CPU-wide events not permitted");
+	}
+	ASSERT_EQ(ret, 0);
+	for (mode = 0; mode < 2; mode++)
+		for (i = 0; i < 2; i++)
+			ASSERT_EQ(install(self->rs.r[mode].fd, &up[i]), 0);
+	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
+	reap_children(_metadata, pid, 3, go_fd);
+	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
+
+	for (mode = 0; mode < 2; mode++) {
+		struct ring *r = &self->rs.r[mode];
+
+		ring_drain(r);
+		ASSERT_FALSE(r->bad);
+		ASSERT_EQ(r->lost, 0);
+		for (i = 0; i < 3; i++) {
+			plant(&want, 30 + i);
+			check_child(_metadata, r, pid[i], i < 2 ? &want : NULL, mode);
+		}
+	}
+}
+
+/*
+ * A child with records @seed behind tls_ptr and @seed + 10 in a thread
+ * object behind tls_rt; child 0 registers &tls_ptr.
+ */
+static void registered_child(int index, uint64_t seed, int go_fd, int ready_fd)
+{
+	static struct planted rec[2];
+
+	pin_cpu0();
+	plant(&rec[0], seed);
+	plant(&rec[1], seed + 10);
+	tls_ptr = &rec[0];
+	tls_rt = calloc(1, sizeof(*tls_rt));
+	if (!tls_rt)
+		_exit(12);
+	tls_rt->ctx = &rec[1];
+	if (!index && register_context(&tls_ptr))
+		_exit(13);
+	child_go(go_fd, ready_fd);
+}
+
+/*
+ * A registration wins over the observer's program: an event that reads
+ * registered contexts ("the registered address, one hop") reads the
+ * registered record of the child that registered, and, through the
+ * observer's program (tls_rt, two hops), the other record of the child
+ * that did not. Both children have a program installed.
+ */
+TEST_F(tls_deferred, observer_program_registered_wins)
+{
+	struct perf_tls_user_proc up;
+	struct perf_event_attr attr;
+	int go_fd, i, mode, ret;
+	struct planted want;
+	pid_t pid[2];
+
+	fork_children(_metadata, pid, 2, registered_child, 60, &go_fd);
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 0, PERF_TLS_USER_REGISTERED);
+	attr.tls_user_hops = 1;
+	ret = open_both_modes(&self->rs, &attr);
+	if (ret == -EACCES) {
+		kill_children(pid, 2);
+		SKIP(return, "CPU-wide events not permitted");
+	}
+	ASSERT_EQ(ret, 0);
+	for (mode = 0; mode < 2; mode++) {
+		for (i = 0; i < 2; i++) {
+			up = proc_prog(pid[i], &tls_rt, 2, 0);
+			up.hop_offset[0] = offsetof(struct runtime_thread, ctx);
+			ASSERT_EQ(install(self->rs.r[mode].fd, &up), 0);
+		}
+	}
+	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
+	reap_children(_metadata, pid, 2, go_fd);
+	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
+
+	for (mode = 0; mode < 2; mode++) {
+		ring_drain(&self->rs.r[mode]);
+		ASSERT_FALSE(self->rs.r[mode].bad);
+		/* The registered record; the thread object's record. */
+		plant(&want, 60);
+		check_child(_metadata, &self->rs.r[mode], pid[0], &want, mode);
+		plant(&want, 61 + 10);
+		check_child(_metadata, &self->rs.r[mode], pid[1], &want, mode);
+	}
+}
+
+/*
+ * A program for a process is dropped at its exec: the child reads its
+ * record through the observer's program, then execs the same binary,
+ * which plants another record behind the same TLS pointer; the samples of
+ * the new image read the event's own program, which reads nothing.
+ */
+TEST_F(tls_deferred, observer_program_exec)
+{
+	static char *const argv[] = { self_exe, "--plant-and-fault", NULL };
+	struct perf_tls_user_proc up;
+	struct perf_event_attr attr;
+	int pipefd[2], status, i, before = 0, after = 0;
+	static struct planted rec;
+	struct planted want;
+	struct ring *r;
+	pid_t pid;
+	char go;
+
+	ASSERT_GT(readlink("/proc/self/exe", self_exe, sizeof(self_exe) - 1), 0);
+	ASSERT_EQ(pipe(pipefd), 0);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		close(pipefd[1]);
+		plant(&rec, 42);
+		tls_ptr = &rec;
+		if (read(pipefd[0], &go, 1) != 1 || make_faults())
+			_exit(1);
+		execve(self_exe, argv, environ);
+		_exit(2);
+	}
+	close(pipefd[0]);
+
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 tls_offset(&tls_plain), PERF_TLS_USER_DEREF);
+	ASSERT_EQ(ring_open(&self->rs, &attr, pid, -1), 0);
+	r = &self->rs.r[0];
+	up = proc_prog(pid, &tls_ptr, 1, 0);
+	ASSERT_EQ(install(r->fd, &up), 0);
+	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
+	ASSERT_EQ(write(pipefd[1], "g", 1), 1);
+	close(pipefd[1]);
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	ASSERT_EQ(WEXITSTATUS(status), 0);
+	ring_drain(r);
+	ASSERT_FALSE(r->bad);
+	plant(&want, 42);
+	for (i = 0; i < r->nr_samples; i++) {
+		if (r->samples[i].dyn_size) {
+			before++;
+			EXPECT_EQ(r->samples[i].dyn_size, REC_SIZE);
+			EXPECT_EQ(memcmp(r->samples[i].data, &want, REC_SIZE), 0);
+		} else {
+			after++;
+		}
+	}
+	EXPECT_GE(before, FAULT_PAGES);
+	EXPECT_GE(after, FAULT_PAGES);
+}
+
+/*
+ * Programs that point where nothing may be read: a kernel address, an
+ * unaligned pointer, a PROT_NONE page, each for its own process. Every
+ * sample reads nothing, in both modes, though the event's own program
+ * would read a record in each of them.
+ */
+static __thread void *tls_hostile __attribute__((tls_model("initial-exec")));
+
+static void hostile_child(int kind, uint64_t seed, int go_fd, int ready_fd)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	static struct planted rec;
+	void *none;
+
+	plant(&rec, seed);
+	tls_ptr = &rec;
+
+	pin_cpu0();
+	none = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (none == MAP_FAILED)
+		_exit(10);
+	if (kind == 0)
+		tls_hostile = (void *)(~0UL << 40);
+	else if (kind == 1)
+		tls_hostile = (char *)&tls_plain + 1;
+	else
+		tls_hostile = none;
+	child_go(go_fd, ready_fd);
+}
+
+TEST_F(tls_deferred, observer_program_hostile)
+{
+	struct perf_tls_user_proc up;
+	struct perf_event_attr attr;
+	int go_fd, i, mode, ret;
+	pid_t pid[3];
+
+	fork_children(_metadata, pid, 3, hostile_child, 50, &go_fd);
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 tls_offset(&tls_ptr), PERF_TLS_USER_DEREF);
+	ret = open_both_modes(&self->rs, &attr);
+	if (ret == -EACCES) {
+		kill_children(pid, 3);
+		SKIP(return, "CPU-wide events not permitted");
+	}
+	ASSERT_EQ(ret, 0);
+	for (mode = 0; mode < 2; mode++) {
+		for (i = 0; i < 3; i++) {
+			up = proc_prog(pid[i], &tls_hostile, 1, 0);
+			ASSERT_EQ(install(self->rs.r[mode].fd, &up), 0);
+		}
+	}
+	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
+	reap_children(_metadata, pid, 3, go_fd);
+	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
+	for (mode = 0; mode < 2; mode++) {
+		ring_drain(&self->rs.r[mode]);
+		ASSERT_FALSE(self->rs.r[mode].bad);
+		for (i = 0; i < 3; i++)
+			check_child(_metadata, &self->rs.r[mode], pid[i], NULL, mode);
+	}
+}
+
+/*
+ * An event holds programs for PERF_TLS_USER_MAX_PROCS live processes; the
+ * next is refused with ENOSPC until one of them exits.
+ */
+TEST_F(tls_deferred, observer_program_bound)
+{
+	static pid_t pid[PERF_TLS_USER_MAX_PROCS];
+	struct perf_tls_user_proc up;
+	struct perf_event_attr attr;
+	int pipefd[2], status, i;
+	char c;
+
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 tls_offset(&tls_ptr), PERF_TLS_USER_DEREF);
+	ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
+	ASSERT_EQ(pipe(pipefd), 0);
+	for (i = 0; i < PERF_TLS_USER_MAX_PROCS; i++) {
+		pid[i] = fork();
+		ASSERT_GE(pid[i], 0);
+		if (!pid[i]) {
+			close(pipefd[1]);
+			_exit(read(pipefd[0], &c, 1) < 0);
+		}
+		up = proc_prog(pid[i], &tls_ptr, 1, i);
+		ASSERT_EQ(install(self->rs.r[0].fd, &up), 0);
+	}
+	close(pipefd[0]);
+
+	/* Installing again for a process replaces its program. */
+	up = proc_prog(pid[0], &tls_ptr, 1, 8);
+	EXPECT_EQ(install(self->rs.r[0].fd, &up), 0);
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	EXPECT_EQ(install(self->rs.r[0].fd, &up), ENOSPC);
+
+	/* A process that is gone frees its place. */
+	kill(pid[0], SIGKILL);
+	ASSERT_EQ(waitpid(pid[0], &status, 0), pid[0]);
+	EXPECT_EQ(install(self->rs.r[0].fd, &up), 0);
+
+	close(pipefd[1]);
+	for (i = 1; i < PERF_TLS_USER_MAX_PROCS; i++)
+		ASSERT_EQ(waitpid(pid[i], &status, 0), pid[i]);
+}
+
+/* PERF_EVENT_IOC_TLS_USER_PROC refuses what it cannot install. */
+TEST_F(tls_deferred, observer_program_errno)
+{
+	struct perf_tls_user_proc up, rm = { .flags = PERF_TLS_USER_PROC_REMOVE };
+	struct perf_event_attr attr;
+	int fd, status, plain_fd;
+	pid_t gone;
+
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 tls_offset(&tls_ptr), PERF_TLS_USER_DEREF);
+	ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
+	fd = self->rs.r[0].fd;
+
+	/* The caller's own process: install, replace, remove. */
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	EXPECT_EQ(install(fd, &up), 0);
+	EXPECT_EQ(install(fd, &up), 0);
+	EXPECT_EQ(install(fd, &rm), 0);
+	EXPECT_EQ(install(fd, &rm), ENOENT);
+	EXPECT_EQ(ioctl(fd, PERF_EVENT_IOC_TLS_USER_PROC, (void *)8), -1);
+	EXPECT_EQ(errno, EFAULT);
+
+	/* Flags, reserved bytes and programs as the attr's fields. */
+	up.flags = 2;
+	EXPECT_EQ(install(fd, &up), EINVAL);
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	up.__reserved = 1;
+	EXPECT_EQ(install(fd, &up), EINVAL);
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	up.tls_flags = PERF_TLS_USER_DEFER;
+	EXPECT_EQ(install(fd, &up), EINVAL);
+	up.tls_flags = PERF_TLS_USER_REGISTERED;
+	EXPECT_EQ(install(fd, &up), EINVAL);
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	up.hops = PERF_TLS_USER_MAX_HOPS + 1;
+	EXPECT_EQ(install(fd, &up), EINVAL);
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	up.tls_flags = PERF_TLS_USER_DEREF;
+	EXPECT_EQ(install(fd, &up), EINVAL);		/* deref and hops */
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	up.len_size = 3;
+	EXPECT_EQ(install(fd, &up), EINVAL);
+	up.len_size = 8;
+	up.len_offset = REC_SIZE - 4;
+	EXPECT_EQ(install(fd, &up), EINVAL);		/* past the dump */
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	up.flags = PERF_TLS_USER_PROC_REMOVE;
+	EXPECT_EQ(install(fd, &up), EINVAL);		/* remove with a program */
+
+	/* No such process, and no user address space. */
+	gone = fork();
+	ASSERT_GE(gone, 0);
+	if (!gone)
+		_exit(0);
+	ASSERT_EQ(waitpid(gone, &status, 0), gone);
+	up = proc_prog(gone, &tls_ptr, 1, 0);
+	EXPECT_EQ(install(fd, &up), ESRCH);
+	up = proc_prog(2, &tls_ptr, 1, 0);		/* kthreadd */
+	EXPECT_EQ(install(fd, &up), ESRCH);
+
+	/* An event without PERF_SAMPLE_TLS_USER. */
+	attr.sample_type &= ~PERF_SAMPLE_TLS_USER;
+	attr.sample_tls_user = 0;
+	attr.tls_user_offset = 0;
+	attr.tls_user_flags = 0;
+	plain_fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+			   PERF_FLAG_FD_CLOEXEC);
+	ASSERT_GE(plain_fd, 0);
+	up = proc_prog(0, &tls_ptr, 1, 0);
+	EXPECT_EQ(install(plain_fd, &up), EINVAL);
+	close(plain_fd);
+}
+
+/*
+ * An observer that may not read a process (another user's, here init's,
+ * without CAP_SYS_PTRACE) cannot install a program for it: EACCES.
+ */
+TEST_F(tls_deferred, observer_program_no_rights)
+{
+	struct perf_event_attr attr;
+	int status;
+	pid_t pid;
+
+	if (geteuid())
+		SKIP(return, "needs root to become another user");
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+		 tls_offset(&tls_ptr), PERF_TLS_USER_DEREF);
+	pid = fork();
+	ASSERT_GE(pid, 0);
+	if (!pid) {
+		struct perf_tls_user_proc up = proc_prog(1, &tls_ptr, 1, 0);
+		int fd;
+
+		attr.exclude_kernel = 1;
+		if (setgid(65534) || setuid(65534))
+			_exit(10);
+		fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+		if (fd < 0)
+			_exit(11);
+		_exit(install(fd, &up) == EACCES ? 0 : 12);
+	}
+	ASSERT_EQ(waitpid(pid, &status, 0), pid);
+	ASSERT_TRUE(WIFEXITED(status));
+	if (WEXITSTATUS(status) == 11)
+		SKIP(return, "perf_event_paranoid refuses a user's own events");
+	EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
 static int open_errno(struct perf_event_attr *attr)
 {
 	int fd = syscall(__NR_perf_event_open, attr, 0, -1, -1,
@@ -1536,12 +2038,13 @@ int main(int argc, char **argv)
 	/* The image run_flush() execs: leave at once. */
 	if (argc == 2 && !strcmp(argv[1], "--exit"))
 		return 0;
-	/* The image registered_exec_clears() execs. */
+	/* The image registered_exec_clears() and observer_program_exec() exec. */
 	if (argc == 2 && !strcmp(argv[1], "--plant-and-fault")) {
 		static struct planted rec;
 
 		plant(&rec, 43);
 		global_ctx = &rec;
+		tls_ptr = &rec;
 		return make_faults() ? 1 : 0;
 	}
 	return test_harness_run(argc, argv);

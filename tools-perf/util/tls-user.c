@@ -563,7 +563,7 @@ struct tls_user_seen {
  * about the others.
  */
 static int tls_user__system_wide(struct tls_user_opts *tls, bool have_offset,
-				 const char *from)
+				 const char *from, bool warn)
 {
 	struct tls_user_seen *seen = calloc(TLS_USER_MAX_SEEN, sizeof(*seen));
 	struct tls_layout_result *res = malloc(sizeof(*res));
@@ -632,6 +632,11 @@ static int tls_user__system_wide(struct tls_user_opts *tls, bool have_offset,
 		from = res->where;
 	}
 
+	/* Each process gets its own program, unless the kernel cannot */
+	pr_debug("--tls-user: %s at thread pointer %+d, from %s\n",
+		 tls->sym, tls->offset, from);
+	if (!warn)
+		goto out;
 	pr_warning("--tls-user: system wide, one offset applies to every process (the kernel\n"
 		   "  takes one per event): %s at thread pointer %+d, from %s.\n",
 		   tls->sym, tls->offset, from);
@@ -687,12 +692,10 @@ static int tls_user__find_pids(struct tls_user_opts *tls, const char *list)
 			ret = tls_user__set(tls, res->offset, res->where);
 			found = true;
 		} else if (res->offset != tls->offset) {
+			/* Each process gets its own program (tls-host.c) */
 			tls_user__comm(pid, comm, sizeof(comm));
-			pr_err("--tls-user: pid %ld (%s) has %s at %+lld, not %+d: one offset\n"
-			       "  applies to every process (the kernel takes one per event);\n"
-			       "  record them in separate sessions.\n",
-			       pid, comm, tls->sym, (long long)res->offset, tls->offset);
-			ret = -EINVAL;
+			pr_debug("--tls-user: pid %ld (%s) has %s at %+lld\n",
+				 pid, comm, tls->sym, (long long)res->offset);
 		}
 	}
 	if (!ret && !found) {
@@ -723,7 +726,7 @@ int tls_user__find_offset(struct tls_user_opts *tls, int argc, const char **argv
 		return tls_user__find_pids(tls, target->pid ? target->pid : target->tid);
 	if (!argc) {
 		if (target->system_wide || target->cpu_list)
-			return tls_user__system_wide(tls, false, NULL);
+			return tls_user__system_wide(tls, false, NULL, false);
 		pr_err("--tls-user: give offset=N, a workload, -p PID or -a to find %s\n",
 		       tls->sym);
 		return -EINVAL;
@@ -745,7 +748,7 @@ int tls_user__find_offset(struct tls_user_opts *tls, int argc, const char **argv
 	if (res->err == TLS_LAYOUT_NO_SYM && (target->system_wide || target->cpu_list)) {
 		pr_debug("--tls-user: %s does not define %s, looking at the processes\n",
 			 res->where, tls->sym);
-		ret = tls_user__system_wide(tls, false, NULL);
+		ret = tls_user__system_wide(tls, false, NULL, false);
 		goto out;
 	}
 	if (res->err != TLS_LAYOUT_OK) {
@@ -754,7 +757,7 @@ int tls_user__find_offset(struct tls_user_opts *tls, int argc, const char **argv
 	}
 	ret = tls_user__set(tls, res->offset, res->where);
 	if (!ret && (target->system_wide || target->cpu_list))
-		ret = tls_user__system_wide(tls, true, res->where);
+		ret = tls_user__system_wide(tls, true, res->where, false);
 out:
 	free(cmd.words);
 	free(path);
@@ -772,10 +775,20 @@ int tls_user__system_wide_offset(struct tls_user_opts *tls)
 	if (tls->flags & PERF_TLS_USER_REGISTERED)
 		return 0;
 	if (tls->sym[0])
-		return tls_user__system_wide(tls, true, "offset=N");
+		return tls_user__system_wide(tls, true, "offset=N", false);
 	pr_warning("--tls-user: system wide, one offset applies to every process (the kernel\n"
 		   "  takes one per event): thread pointer %+d.\n", tls->offset);
 	return 0;
+}
+
+/*
+ * The kernel takes no program per process (PERF_EVENT_IOC_TLS_USER_PROC):
+ * the events' one offset applies to every process; name those that have
+ * the symbol elsewhere.
+ */
+void tls_user__one_offset_warning(struct tls_user_opts *tls)
+{
+	tls_user__system_wide(tls, true, "the processes perf saw", true);
 }
 
 /*
