@@ -139,9 +139,12 @@ static void __tls_host__place(struct tls_host *host, pid_t pid, bool later)
 		return;
 	tls_layout__of_pid(pid, host->tls->sym, &host->res);
 	if (host->res.err == TLS_LAYOUT_DLOPEN) {
+		char comm[32];
+
 		host->nr_dlopen++;
-		pr_warning("--tls-user: pid %d has %s in dynamic TLS (dlopen()ed), out of reach\n",
-			   pid, host->tls->sym);
+		tls_user__comm(pid, comm, sizeof(comm));
+		pr_warning("--tls-user: pid %d (%s) has %s in dynamic TLS (dlopen()ed), out of reach\n",
+			   pid, comm, host->tls->sym);
 		return;
 	}
 	if (host->res.err != TLS_LAYOUT_OK)

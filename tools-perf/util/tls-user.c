@@ -533,7 +533,7 @@ static int tls_user__set(struct tls_user_opts *tls, s64 offset, const char *wher
 	return 0;
 }
 
-static void tls_user__comm(pid_t pid, char *comm, size_t size)
+void tls_user__comm(pid_t pid, char *comm, size_t size)
 {
 	char file[64];
 	FILE *fp;

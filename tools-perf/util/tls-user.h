@@ -4,6 +4,7 @@
 
 #include <stdbool.h>
 #include <stdio.h>
+#include <sys/types.h>
 #include <linux/types.h>
 #include <linux/perf_event.h>
 
@@ -50,6 +51,7 @@ int tls_user__find_offset(struct tls_user_opts *tls, int argc, const char **argv
 			  const struct target *target);
 int tls_user__system_wide_offset(struct tls_user_opts *tls);
 void tls_user__one_offset_warning(struct tls_user_opts *tls);
+void tls_user__comm(pid_t pid, char *comm, size_t size);
 bool tls_user__is_otel(const struct tls_dump *tls, u16 flags);
 void tls_user__otel_ids(const struct tls_dump *tls, u16 flags, struct otel_ids *ids);
 size_t tls_user__fprintf_ids(const u8 *trace_id, const u8 *span_id, FILE *fp);
