@@ -118,16 +118,20 @@ struct perf_tls_user_procs {
  */
 static DEFINE_MUTEX(perf_tls_user_procs_mutex);
 
-static void perf_tls_user_procs_free(struct work_struct *work)
+/* Drop the grabs of @procs and free it: no sample can read it. */
+static void perf_tls_user_procs_put(struct perf_tls_user_procs *procs)
 {
-	struct perf_tls_user_procs *procs;
 	unsigned int i;
 
-	procs = container_of(to_rcu_work(work), struct perf_tls_user_procs,
-			     rwork);
 	for (i = 0; i < procs->nr; i++)
 		mmdrop(procs->entry[i].mm);
 	kfree(procs);
+}
+
+static void perf_tls_user_procs_free(struct work_struct *work)
+{
+	perf_tls_user_procs_put(container_of(to_rcu_work(work),
+					     struct perf_tls_user_procs, rwork));
 }
 
 /* Free @procs once no sample can read it any more. */
@@ -146,6 +150,25 @@ void perf_tls_user_procs_release(struct perf_event *event)
 							     true));
 }
 
+/* The entry of @mm in @procs (which may be NULL), or NULL. */
+static const struct perf_tls_user_proc_entry *
+perf_tls_user_procs_entry(const struct perf_tls_user_procs *procs,
+			  const struct mm_struct *mm)
+{
+	unsigned int lo = 0, hi = procs ? procs->nr : 0, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (procs->entry[mid].mm == mm)
+			return &procs->entry[mid];
+		if ((unsigned long)procs->entry[mid].mm < (unsigned long)mm)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return NULL;
+}
+
 /*
  * The program an observer installed for current's process in @event (an
  * inherited event has its parent's), copied to @prog. Callable in NMI.
@@ -154,31 +177,18 @@ static bool perf_tls_user_proc_find(struct perf_event *event,
 				    struct perf_tls_user_prog *prog)
 {
 	struct perf_event *owner = event->parent ?: event;
-	unsigned long mm = (unsigned long)current->mm;
-	struct perf_tls_user_procs *procs;
-	unsigned int lo = 0, hi, mid;
-	bool found = false;
+	const struct perf_tls_user_proc_entry *e;
+	struct mm_struct *mm = current->mm;
 
 	if (!mm || !rcu_access_pointer(owner->tls_user_procs))
 		return false;
 
 	rcu_read_lock();
-	procs = rcu_dereference(owner->tls_user_procs);
-	hi = procs ? procs->nr : 0;
-	while (lo < hi) {
-		mid = lo + (hi - lo) / 2;
-		if ((unsigned long)procs->entry[mid].mm == mm) {
-			*prog = procs->entry[mid].prog;
-			found = true;
-			break;
-		}
-		if ((unsigned long)procs->entry[mid].mm < mm)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	e = perf_tls_user_procs_entry(rcu_dereference(owner->tls_user_procs), mm);
+	if (e)
+		*prog = e->prog;
 	rcu_read_unlock();
-	return found;
+	return e;
 }
 
 /*
@@ -717,11 +727,11 @@ out:
 /*
  * A copy of @old without @mm and without processes that are gone, with
  * @prog for @mm in its place unless @prog is NULL. Each entry of the
- * copy holds a grab of its mm. *@found says whether @old had @mm.
+ * copy holds a grab of its mm.
  */
 static struct perf_tls_user_procs *
 perf_tls_user_procs_copy(struct perf_tls_user_procs *old, struct mm_struct *mm,
-			 const struct perf_tls_user_prog *prog, bool *found)
+			 const struct perf_tls_user_prog *prog)
 {
 	unsigned int i, nr_old = old ? old->nr : 0;
 	struct perf_tls_user_procs *new;
@@ -731,7 +741,6 @@ perf_tls_user_procs_copy(struct perf_tls_user_procs *old, struct mm_struct *mm,
 	if (!new)
 		return ERR_PTR(-ENOMEM);
 
-	*found = false;
 	new->nr = 0;
 	for (i = 0; i <= nr_old; i++) {
 		e = i < nr_old ? &old->entry[i] : NULL;
@@ -743,11 +752,7 @@ perf_tls_user_procs_copy(struct perf_tls_user_procs *old, struct mm_struct *mm,
 		}
 		if (!e)
 			break;
-		if (e->mm == mm) {
-			*found = true;
-			continue;
-		}
-		if (!atomic_read(&e->mm->mm_users))
+		if (e->mm == mm || !atomic_read(&e->mm->mm_users))
 			continue;
 		mmgrab(e->mm);
 		new->entry[new->nr++] = *e;
@@ -784,7 +789,7 @@ int perf_tls_user_proc_ioctl(struct perf_event *event, void __user *arg)
 	struct perf_tls_user_prog prog;
 	struct perf_event_attr attr;
 	struct perf_tls_user_proc up;
-	bool remove, found;
+	bool remove;
 	struct mm_struct *mm;
 	int ret = 0;
 
@@ -831,18 +836,19 @@ int perf_tls_user_proc_ioctl(struct perf_event *event, void __user *arg)
 	mutex_lock(&perf_tls_user_procs_mutex);
 	old = rcu_dereference_protected(event->tls_user_procs,
 					lockdep_is_held(&perf_tls_user_procs_mutex));
-	new = perf_tls_user_procs_copy(old, mm, remove ? NULL : &prog, &found);
+	if (remove && !perf_tls_user_procs_entry(old, mm)) {
+		ret = -ENOENT;
+		goto out;
+	}
+	new = perf_tls_user_procs_copy(old, mm, remove ? NULL : &prog);
 	if (IS_ERR(new)) {
 		ret = PTR_ERR(new);
 		goto out;
 	}
-
-	if (remove && !found)
-		ret = -ENOENT;
-	else if (new->nr > PERF_TLS_USER_MAX_PROCS)
+	if (new->nr > PERF_TLS_USER_MAX_PROCS) {
+		/* Never published: no sample has seen it. */
+		perf_tls_user_procs_put(new);
 		ret = -ENOSPC;
-	if (ret) {
-		perf_tls_user_procs_retire(new);
 		goto out;
 	}
 

@@ -124,6 +124,33 @@ static int tls_host__install(struct tls_host *host, pid_t pid, s64 offset)
 	return 0;
 }
 
+/* Install @pid's program at @offset, and count it; the lock is held. */
+static void tls_host__give(struct tls_host *host, pid_t pid, long offset, bool later)
+{
+	int err = tls_host__install(host, pid, offset);
+
+	if (err == -ENOTTY) {
+		host->unsupported = true;
+		return;
+	}
+	if (err == -ESRCH)		/* gone meanwhile */
+		return;
+	if (err) {
+		if (!host->nr_refused++ || verbose > 0)
+			pr_warning("--tls-user: no program for pid %d (%s at %+ld): %s\n",
+				   pid, host->tls->sym, offset, strerror(-err));
+		host->last_err = err;
+		return;
+	}
+	pr_debug("--tls-user: pid %d: %s at thread pointer %+ld\n", pid,
+		 host->tls->sym, offset);
+	hashmap__set(host->placed, pid, offset, NULL, NULL);
+	if (later)
+		host->nr_later++;
+	else
+		host->nr_start++;
+}
+
 /*
  * Compute where @pid has the symbol and install its program. At the start
  * only processes that map an object with the symbol are looked at; one
@@ -131,8 +158,6 @@ static int tls_host__install(struct tls_host *host, pid_t pid, s64 offset)
  */
 static void __tls_host__place(struct tls_host *host, pid_t pid, bool later)
 {
-	int err;
-
 	if (host->unsupported)
 		return;
 	if (!later && !tls_layout__pid_maps_sym(pid, host->tls->sym))
@@ -147,31 +172,8 @@ static void __tls_host__place(struct tls_host *host, pid_t pid, bool later)
 			   pid, comm, host->tls->sym);
 		return;
 	}
-	if (host->res.err != TLS_LAYOUT_OK)
-		return;
-
-	err = tls_host__install(host, pid, host->res.offset);
-	if (err == -ENOTTY) {
-		host->unsupported = true;
-		return;
-	}
-	if (err == -ESRCH)		/* gone meanwhile */
-		return;
-	if (err) {
-		if (!host->nr_refused++ || verbose > 0)
-			pr_warning("--tls-user: no program for pid %d (%s at %+lld): %s\n",
-				   pid, host->tls->sym, (long long)host->res.offset,
-				   strerror(-err));
-		host->last_err = err;
-		return;
-	}
-	pr_debug("--tls-user: pid %d: %s at thread pointer %+lld\n", pid,
-		 host->tls->sym, (long long)host->res.offset);
-	hashmap__set(host->placed, pid, host->res.offset, NULL, NULL);
-	if (later)
-		host->nr_later++;
-	else
-		host->nr_start++;
+	if (host->res.err == TLS_LAYOUT_OK)
+		tls_host__give(host, pid, host->res.offset, later);
 }
 
 static void tls_host__place(struct tls_host *host, pid_t pid, bool later)
@@ -224,20 +226,11 @@ int tls_host__start(struct tls_host *host, const struct target *target)
 static void tls_host__fork(struct tls_host *host, pid_t pid, pid_t ppid)
 {
 	long offset;
-	int err;
 
 	pthread_mutex_lock(&host->lock);
 	if (!host->unsupported && hashmap__find(host->placed, ppid, &offset)) {
-		err = tls_host__install(host, pid, offset);
-		if (!err) {
-			hashmap__set(host->placed, pid, offset, NULL, NULL);
-			host->nr_later++;
-			pr_debug("--tls-user: pid %d, forked by %d: %s at thread pointer %+ld\n",
-				 pid, ppid, host->tls->sym, offset);
-		} else if (err != -ESRCH) {
-			host->nr_refused++;
-			host->last_err = err;
-		}
+		pr_debug("--tls-user: pid %d forked by %d\n", pid, ppid);
+		tls_host__give(host, pid, offset, true);
 	}
 	pthread_mutex_unlock(&host->lock);
 }
