@@ -10,17 +10,16 @@
  *   syscall - getrandom() calls of 256 KiB (default), several sample periods
  *             long, so that several samples fall into one system call:
  *             deferral reads once for all of them;
- *   user    - a pure user-space loop: every sample is its own kernel entry
- *             (the timer interrupt), so nothing can be shared and each
- *             deferred read costs a task_work and a record of its own.
+ *   user    - a pure user-space loop: every sample interrupts user mode,
+ *             where nothing can be shared, and the deferred mode reads at
+ *             once as the sample mode does (no task_work, no record).
  *
  * Per variant and workload it prints:
  *   reads_per_sample  user-memory reads per sample: one per sample that
- *                     dumps bytes (nmi), one per PERF_RECORD_TLS_USER_DEFERRED
- *                     (defer);
+ *                     dumps bytes, one per PERF_RECORD_TLS_USER_DEFERRED;
  *   sample_cost       (workload time sampled - unsampled) / samples;
- *   tls_bytes         TLS bytes in the ring buffer per sample (the dump, or
- *                     the cookie plus the records).
+ *   tls_bytes         TLS bytes in the ring buffer per sample (the dump;
+ *                     in defer, the cookie too, and the records).
  * and the ratios nmi/defer of reads and defer/nmi of cost.  Each variant
  * runs ROUNDS times interleaved and the fastest run counts.
  *
@@ -105,14 +104,14 @@ static void scan(void *ring, int variant, struct result *res)
 
 		switch (h->type) {
 		case PERF_RECORD_SAMPLE:
-			/* pid/tid, time, then the dump or the cookie */
+			/* pid/tid, time, in defer the cookie, then the dump */
 			res->samples++;
-			if (variant == V_NMI) {
-				res->reads += a[2] != 0;
-				res->tls_bytes += a[2] ? a[2] + 16 : 8;
-			} else {
+			if (variant == V_DEFER) {
 				res->tls_bytes += 8;
+				a++;
 			}
+			res->reads += a[2] != 0;
+			res->tls_bytes += a[2] ? a[2] + 16 : 8;
 			break;
 		case PERF_RECORD_TLS_USER_DEFERRED:
 			res->reads++;

@@ -255,9 +255,9 @@ class PerfData:
             if self.auxtrace_type == SW_AUX_AUXTRACE_TYPE:
                 self.swap_sw_aux_records(buf, p, p + n)
             p += n
-        if st & S_TLS_USER and a.tls_user_flags & 2:
-            q()             # PERF_TLS_USER_DEFER: the cookie alone
-        elif st & S_TLS_USER:
+        if st & S_TLS_USER:
+            if a.tls_user_flags & 2:
+                q()         # PERF_TLS_USER_DEFER: the cookie, then the dump
             n = val()
             q()
             p += n          # raw user bytes: as they are

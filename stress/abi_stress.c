@@ -1252,37 +1252,38 @@ static void check_sample(struct ev *e, const uint8_t *rec, uint32_t len)
 		}
 	}
 	if (st & PERF_SAMPLE_TLS_USER) {
+		v = 0;
 		if (a->tls_user_flags & PERF_TLS_USER_DEFER) {
-			/* perf_tls_user.rst: { u64 cookie; } */
+			/* perf_tls_user.rst: the cookie, then the dump */
 			NEED(take64(&c, &v), "tls cookie");
 			if (v)
 				COUNT(tls_cookie);
-		} else {
-			/* { u64 size; u8 data[size]; u64 dyn_size if size } */
-			NEED(take64(&c, &size), "tls size");
-			if (size % 8 || size > a->sample_tls_user) {
-				fail_rec(e, rec, len, "tls size %llu (sample_tls_user %u)",
-					 (unsigned long long)size, a->sample_tls_user);
+		}
+		/* { u64 size; u8 data[size]; u64 dyn_size if size } */
+		NEED(take64(&c, &size), "tls size");
+		if (size % 8 || size > a->sample_tls_user || (v && size)) {
+			fail_rec(e, rec, len, "tls size %llu (sample_tls_user %u, cookie %#llx)",
+				 (unsigned long long)size, a->sample_tls_user,
+				 (unsigned long long)v);
+			return;
+		}
+		if (size) {
+			NEED(p = take(&c, size), "tls data");
+			NEED(take64(&c, &dyn), "tls dyn_size");
+			if (dyn > size) {
+				fail_rec(e, rec, len, "tls dyn_size %llu > size %llu",
+					 (unsigned long long)dyn,
+					 (unsigned long long)size);
 				return;
 			}
-			if (size) {
-				NEED(p = take(&c, size), "tls data");
-				NEED(take64(&c, &dyn), "tls dyn_size");
-				if (dyn > size) {
-					fail_rec(e, rec, len, "tls dyn_size %llu > size %llu",
-						 (unsigned long long)dyn,
-						 (unsigned long long)size);
-					return;
-				}
-				if (!all_zero(p + dyn, size - dyn)) {
-					fail_rec(e, rec, len, "tls data past dyn_size %llu is not zero",
-						 (unsigned long long)dyn);
-					return;
-				}
-				COUNT(tls_sample);
-				count_tls_read(a->tls_user_flags, a->tls_user_hops,
-					       a->tls_user_len_size, dyn);
+			if (!all_zero(p + dyn, size - dyn)) {
+				fail_rec(e, rec, len, "tls data past dyn_size %llu is not zero",
+					 (unsigned long long)dyn);
+				return;
 			}
+			COUNT(tls_sample);
+			count_tls_read(a->tls_user_flags, a->tls_user_hops,
+				       a->tls_user_len_size, dyn);
 		}
 	}
 	if (c.p != c.end)

@@ -53,7 +53,8 @@ struct perf_tls_deferred_slot {
 /**
  * struct perf_tls_deferred - the deferred TLS reads of a task's kernel entry
  * @done:	cookie of the last entry whose reads were made; a sample of
- *		that entry that asks later gets no read
+ *		that entry that asks later, for an event without a slot in
+ *		it, reads at once
  * @slot:	the events that asked, at most one slot per event and entry
  */
 struct perf_tls_deferred {

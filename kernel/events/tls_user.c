@@ -364,13 +364,14 @@ void perf_output_sample_tls_user(struct perf_output_handle *handle,
 	unsigned int rem;
 	u16 len = 0;
 
-	/* PERF_TLS_USER_DEFER: the entry's cookie; the bytes come later. */
-	if (event->attr.tls_user_flags & PERF_TLS_USER_DEFER) {
+	/*
+	 * PERF_TLS_USER_DEFER: the entry's cookie, with no dump when the
+	 * bytes come later, or 0 and the dump of a read made at once.
+	 */
+	if (event->attr.tls_user_flags & PERF_TLS_USER_DEFER)
 		perf_output_put(handle, data->tls_user_cookie);
-		return;
-	}
 
-	/* Static size, 0 when current has no user context. */
+	/* Static size, 0 when there is nothing to dump. */
 	perf_output_put(handle, static_size);
 	if (!size)
 		return;
@@ -392,10 +393,11 @@ void perf_output_sample_tls_user(struct perf_output_handle *handle,
 /*
  * PERF_TLS_USER_DEFER: ask for the TLS read of @event on the way back to
  * user space, sharing the cookie and the task_work of deferred callchains,
- * and return the cookie the sample carries. 0 means no read will come:
- * no user context, no deferral (exiting task, fatal signal), the entry's
- * slots are taken by other events, or its reads were already made.
- * Callable in NMI; nothing here touches user memory.
+ * and return the cookie the sample carries. 0 means the sample reads at
+ * once instead: no deferral (exiting task, fatal signal, no user context),
+ * the entry's slots are taken by other events, or its records are being
+ * written or were, without this event's. Callable in NMI; nothing here
+ * touches user memory.
  */
 static u64 perf_tls_deferred_request(struct perf_event *event)
 {
@@ -416,19 +418,34 @@ static u64 perf_tls_deferred_request(struct perf_event *event)
 	if (unwind_deferred_request(&perf_unwind_work, 0, &cookie) < 0)
 		return 0;
 
-	/* One slot per event and entry: the read serves all its samples. */
+	/*
+	 * One slot per event and entry: its read serves all the samples of
+	 * the entry, also those taken while the entry's records are written
+	 * or after (in the read's own page fault, on the rest of the way
+	 * out), whose record then comes before them.
+	 */
 	for (i = 0; i < PERF_TLS_DEFERRED_EVENTS; i++) {
 		slot = &td->slot[i];
 		if (READ_ONCE(slot->ready) == cookie && slot->id == id)
-			goto queued;
+			return cookie;
 	}
 
 	/*
-	 * Take a slot of an earlier entry. Only samples of current (this
-	 * task's interrupts and NMIs, on its CPU) get here, so the cmpxchg
-	 * only races with a nested sample, and compiler barriers order the
-	 * rest against the task_work, which runs in the same task: on the
-	 * same CPU, or after a migration, whose scheduler barriers order it.
+	 * Too late to ask once the records of the entry are being written.
+	 * Only samples of current (this task's interrupts and NMIs, on its
+	 * CPU, or its own task context) get here, and the task work runs in
+	 * current too, so td->done does not change under this function, and
+	 * perf_tls_deferred_output_all() sees every slot taken before it set
+	 * td->done.
+	 */
+	if (READ_ONCE(td->done) == cookie)
+		return 0;
+
+	/*
+	 * Take a slot of an earlier entry. The cmpxchg only races with a
+	 * nested sample, and compiler barriers order the rest against the
+	 * task_work: on the same CPU, or after a migration, whose scheduler
+	 * barriers order it.
 	 */
 	for (i = 0; i < PERF_TLS_DEFERRED_EVENTS; i++) {
 		slot = &td->slot[i];
@@ -441,16 +458,9 @@ static u64 perf_tls_deferred_request(struct perf_event *event)
 					 attr->sample_tls_user);
 		barrier();
 		WRITE_ONCE(slot->ready, cookie);
-		goto queued;
+		return cookie;
 	}
 	return 0;
-
-queued:
-	/* Paired with perf_tls_deferred_output_all(): too late for it. */
-	barrier();
-	if (READ_ONCE(td->done) == cookie)
-		return 0;
-	return cookie;
 }
 #else
 static u64 perf_tls_deferred_request(struct perf_event *event)
@@ -464,25 +474,33 @@ static u64 perf_tls_deferred_request(struct perf_event *event)
  * mode, ask for the event's read.
  */
 void perf_prepare_sample_tls_user(struct perf_sample_data *data,
-				  struct perf_event *event)
+				  struct perf_event *event,
+				  struct pt_regs *regs)
 {
 	u32 fixed = 2 * sizeof(u64);	/* static and dynamic size */
 	u16 tls_size = 0;
 
 	data->sample_flags |= PERF_SAMPLE_TLS_USER;
+	data->tls_user_cookie = 0;
 
-	/* Deferred: the cookie alone. */
+	/*
+	 * Deferred: the cookie, then a dump only when the read is made at
+	 * once. A sample taken in the kernel asks for the read of its entry;
+	 * one that interrupted user mode has nothing to wait for (the read
+	 * costs what it costs in the sample mode), and one whose read cannot
+	 * be deferred reads what it can now rather than nothing.
+	 */
 	if (event->attr.tls_user_flags & PERF_TLS_USER_DEFER) {
-		data->tls_user_cookie = perf_tls_deferred_request(event);
 		data->dyn_size += sizeof(u64);
-		return;
+		if (!user_mode(regs))
+			data->tls_user_cookie = perf_tls_deferred_request(event);
 	}
 
 	/* The AUX size field comes after the dump and is always there. */
 	if (event->attr.sample_type & PERF_SAMPLE_AUX)
 		fixed += sizeof(u64);
 
-	if (is_user_task(current))
+	if (!data->tls_user_cookie && is_user_task(current))
 		tls_size = min(event->attr.sample_tls_user,
 			       perf_sample_room(data, event, fixed));
 
@@ -568,7 +586,7 @@ void perf_tls_deferred_output_all(u64 cookie)
 	void *buf = NULL;
 	int i;
 
-	/* A sample of this entry that asks from now on gets cookie 0. */
+	/* A sample of this entry without a slot now reads at once. */
 	WRITE_ONCE(td->done, cookie);
 	barrier();
 

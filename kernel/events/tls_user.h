@@ -18,7 +18,8 @@ int perf_tls_user_check_attr(const struct perf_event_attr *attr);
 int perf_tls_user_proc_ioctl(struct perf_event *event, void __user *arg);
 void perf_tls_user_procs_release(struct perf_event *event);
 void perf_prepare_sample_tls_user(struct perf_sample_data *data,
-				  struct perf_event *event);
+				  struct perf_event *event,
+				  struct pt_regs *regs);
 void perf_output_sample_tls_user(struct perf_output_handle *handle,
 				 struct perf_event *event,
 				 struct perf_sample_data *data);

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Test the deferred mode of PERF_SAMPLE_TLS_USER (PERF_TLS_USER_DEFER):
- * samples carry the cookie of their kernel entry, and the TLS bytes come
- * in one PERF_RECORD_TLS_USER_DEFERRED per event and entry, read in task
- * context on the way back to user space, or at exec or exit.
+ * samples taken in the kernel carry the cookie of their kernel entry, and
+ * the TLS bytes come in one PERF_RECORD_TLS_USER_DEFERRED per event and
+ * entry, read in task context on the way back to user space, or at exec
+ * or exit; samples taken in user mode carry cookie 0 and the bytes.
  *
  * The thread plants known bytes behind a TLS pointer (or in TLS itself),
  * makes kernel entries whose samples it can count (page faults of a read()
@@ -39,6 +40,7 @@
 #define FAULT_PAGES	16	/* pages one read() faults in */
 #define REC_SIZE	32	/* bytes planted and dumped */
 #define REC_MAX		128	/* largest dump the tests ask for */
+#define READ_FAULTS	4	/* faults of a deferred read that fails */
 #define IDLE_ROUNDS	200
 #define MIN_IDLE	4
 
@@ -69,12 +71,15 @@ struct sample {
 	uint32_t pid, tid;
 	uint64_t id;
 	long syscall_nr;	/* raw_syscalls:sys_enter samples, else -1 */
-	uint64_t cookie;
-	uint64_t dyn_size;	/* without PERF_TLS_USER_DEFER: the dump's */
+	int pos;		/* in the ring, among samples and records */
+	uint64_t cookie;	/* PERF_TLS_USER_DEFER: 0, or no dump */
+	uint64_t size;		/* the dump's */
+	uint64_t dyn_size;
 	uint8_t data[REC_MAX];
 };
 
 struct record {
+	int pos;
 	uint32_t pid, tid;
 	uint64_t cookie, id, size, dyn_size;
 	uint8_t data[REC_MAX];
@@ -86,8 +91,8 @@ struct ring {
 	void *base;
 	size_t data_size;
 	uint64_t sample_type;
-	uint16_t dump_size;	/* without PERF_TLS_USER_DEFER: sample_tls_user */
-	uint16_t rec_size;	/* sample_tls_user of the records */
+	bool deferred;		/* PERF_TLS_USER_DEFER */
+	uint16_t rec_size;	/* sample_tls_user: of the dumps and records */
 	int nr_samples, nr_records;
 	bool bad;		/* a record of an unexpected size */
 	uint64_t lost;
@@ -165,8 +170,7 @@ static int ring_open(struct rings *rs, struct perf_event_attr *attr,
 	}
 	r->sample_type = attr->sample_type;
 	r->rec_size = attr->sample_tls_user;
-	if (!(attr->tls_user_flags & PERF_TLS_USER_DEFER))
-		r->dump_size = attr->sample_tls_user;
+	r->deferred = attr->tls_user_flags & PERF_TLS_USER_DEFER;
 	rs->nr_rings++;
 	return 0;
 }
@@ -181,6 +185,7 @@ static void parse_sample(struct ring *r, const uint64_t *p, size_t words)
 		return;
 	}
 	s = &r->samples[r->nr_samples++];
+	s->pos = r->nr_samples + r->nr_records;
 	s->pid = p[i];
 	s->tid = p[i++] >> 32;
 	s->id = p[i++];
@@ -197,23 +202,32 @@ static void parse_sample(struct ring *r, const uint64_t *p, size_t words)
 		       sizeof(s->syscall_nr));
 		i += (4 + size) / 8;
 	}
-	/* Without PERF_TLS_USER_DEFER: size, data[size], dyn_size. */
-	if (r->dump_size) {
-		if (i + 2 + r->dump_size / 8 != words || p[i] != r->dump_size ||
-		    r->dump_size > REC_MAX) {
+	/* With PERF_TLS_USER_DEFER the cookie comes first. */
+	if (r->deferred) {
+		if (i >= words) {
 			r->bad = true;
 			return;
 		}
-		memcpy(s->data, &p[i + 1], r->dump_size);
-		s->dyn_size = p[i + 1 + r->dump_size / 8];
-		return;
+		s->cookie = p[i++];
 	}
-	/* With PERF_TLS_USER_DEFER the dump is one u64: the cookie. */
-	if (i + 1 != words) {
+	/* size, then data[size] and dyn_size when size is not 0. */
+	if (i >= words) {
 		r->bad = true;
 		return;
 	}
-	s->cookie = p[i];
+	s->size = p[i];
+	if (!s->size) {
+		r->bad |= i + 1 != words;
+		return;
+	}
+	/* The whole sample_tls_user, and never with a cookie. */
+	if (s->cookie || s->size != r->rec_size || s->size > REC_MAX ||
+	    i + 2 + s->size / 8 != words) {
+		r->bad = true;
+		return;
+	}
+	memcpy(s->data, &p[i + 1], s->size);
+	s->dyn_size = p[i + 1 + s->size / 8];
 }
 
 static void parse_record(struct ring *r, const uint64_t *p, size_t words)
@@ -228,6 +242,7 @@ static void parse_record(struct ring *r, const uint64_t *p, size_t words)
 		return;
 	}
 	rec = &r->records[r->nr_records++];
+	rec->pos = r->nr_samples + r->nr_records;
 	rec->cookie = p[0];
 	rec->id = p[1];
 	rec->size = p[2];
@@ -357,11 +372,12 @@ static void enable(struct rings *rs, unsigned long req)
 
 /*
  * All samples of one kernel entry share one cookie and one read: the
- * FAULT_PAGES page faults of one read() come with one record, whose bytes
- * are the record the TLS pointer points to.
+ * @faults page faults of one read() (FAULT_PAGES, and those the deferred
+ * read takes itself) come with one record, whose bytes are the record the
+ * TLS pointer points to.
  */
-static void check_one_read(struct __test_metadata *_metadata, struct ring *r,
-			   const struct planted *want)
+static void check_read(struct __test_metadata *_metadata, struct ring *r,
+		       const struct planted *want, int faults)
 {
 	uint32_t tid = syscall(__NR_gettid);
 	const struct record *rec;
@@ -372,7 +388,7 @@ static void check_one_read(struct __test_metadata *_metadata, struct ring *r,
 	ASSERT_EQ(r->lost, 0);
 	cookie = top_cookie(r, tid, &n);
 	ASSERT_NE(cookie, 0);
-	EXPECT_EQ(n, FAULT_PAGES);
+	EXPECT_EQ(n, faults);
 	EXPECT_EQ(count_records(r, cookie, r->id), 1);
 	rec = find_record(r, cookie, r->id);
 	for (n = 0; !rec && n < r->nr_records; n++)
@@ -384,6 +400,12 @@ static void check_one_read(struct __test_metadata *_metadata, struct ring *r,
 	EXPECT_EQ(rec->tid, tid);
 	EXPECT_EQ(rec->dyn_size, REC_SIZE);
 	EXPECT_EQ(memcmp(rec->data, want, REC_SIZE), 0);
+}
+
+static void check_one_read(struct __test_metadata *_metadata, struct ring *r,
+			   const struct planted *want)
+{
+	check_read(_metadata, r, want, FAULT_PAGES);
 }
 
 /* Through the TLS pointer: one record for FAULT_PAGES samples. */
@@ -530,7 +552,8 @@ TEST_F(tls_deferred, mixed_modes_defer_first)
 /*
  * A record on a page that was never touched: the sample's own read, in
  * the context of the sample, may not fault and gets nothing (dyn_size 0);
- * the deferred read faults the page in and gets the planted bytes.
+ * the deferred read faults the page in and gets the planted bytes. That
+ * fault is a sample of the entry too, whose record it shares.
  */
 TEST_F(tls_deferred, non_resident)
 {
@@ -566,7 +589,7 @@ TEST_F(tls_deferred, non_resident)
 
 		if (defer) {
 			ring_drain(r);
-			check_one_read(_metadata, r, &rec);
+			check_read(_metadata, r, &rec, FAULT_PAGES + 1);
 			continue;
 		}
 
@@ -642,6 +665,118 @@ TEST_F(tls_deferred, kernel_thread)
 		EXPECT_NE(self->rs.r[0].records[j].pid, 0);
 }
 
+static __thread struct planted *tls_ptr2 __attribute__((tls_model("initial-exec")));
+
+/*
+ * A page of a memfd of its own holding @rec, mapped afresh: in the page
+ * cache, with no page table entry, and no neighbour that a fault around
+ * it would map.
+ */
+static struct planted *map_non_resident(struct __test_metadata *_metadata,
+					const struct planted *rec)
+{
+	size_t page = sysconf(_SC_PAGESIZE);
+	void *p;
+	int fd;
+
+	fd = memfd_create("tls_deferred", MFD_CLOEXEC);
+	if (fd < 0)
+		return NULL;
+	if (write(fd, rec, sizeof(*rec)) != (ssize_t)sizeof(*rec) ||
+	    ftruncate(fd, page)) {
+		close(fd);
+		return NULL;
+	}
+	p = mmap(NULL, page, PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/*
+ * Samples taken while the records of an entry are written keep the
+ * entry's cookie. Two events read records on pages never touched, so each
+ * deferred read faults, and each fault is a sample of both events: the
+ * first read's fault comes before both records, the second read's after
+ * the record of the event read first. Every sample of the thread has a
+ * cookie with a record of the planted bytes, or, taken in user mode,
+ * cookie 0 and a dump: none is left with cookie 0 and nothing.
+ */
+TEST_F(tls_deferred, no_cookie_zero)
+{
+	uint32_t tid = syscall(__NR_gettid);
+	size_t page = sysconf(_SC_PAGESIZE);
+	struct perf_event_attr attr;
+	int i, j, after = 0;
+	struct planted rec[2];
+
+	for (i = 0; i < 2; i++)
+		plant(&rec[i], 50 + i);
+	tls_ptr = map_non_resident(_metadata, &rec[0]);
+	tls_ptr2 = map_non_resident(_metadata, &rec[1]);
+	ASSERT_NE(tls_ptr, NULL);
+	ASSERT_NE(tls_ptr2, NULL);
+	for (i = 0; i < 2; i++) {
+		tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_PAGE_FAULTS,
+			 tls_offset(i ? &tls_ptr2 : &tls_ptr),
+			 PERF_TLS_USER_DEREF | PERF_TLS_USER_DEFER);
+		ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
+	}
+
+	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
+	fault_pages(_metadata);
+	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
+	munmap(tls_ptr, page);
+	munmap(tls_ptr2, page);
+	tls_ptr = NULL;
+	tls_ptr2 = NULL;
+
+	for (i = 0; i < 2; i++) {
+		struct ring *r = &self->rs.r[i];
+		const struct record *found;
+
+		ring_drain(r);
+		ASSERT_FALSE(r->bad);
+		ASSERT_EQ(r->lost, 0);
+		/* The read()'s faults and the two reads' own. */
+		check_read(_metadata, r, &rec[i], FAULT_PAGES + 2);
+		for (j = 0; j < r->nr_samples; j++) {
+			const struct sample *smp = &r->samples[j];
+
+			if (smp->tid != tid)
+				continue;
+			if (!smp->cookie) {
+				EXPECT_EQ(smp->size, REC_SIZE) TH_LOG("sample %d", j);
+				continue;
+			}
+			found = find_record(r, smp->cookie, r->id);
+			ASSERT_NE(found, NULL) TH_LOG("sample %d: cookie %#llx",
+						      j, (unsigned long long)smp->cookie);
+			EXPECT_EQ(found->dyn_size, REC_SIZE);
+			EXPECT_EQ(memcmp(found->data, &rec[i], REC_SIZE), 0);
+			after += smp->pos > found->pos;
+		}
+	}
+	/* The second read's fault, as a sample of the event read first. */
+	EXPECT_EQ(after, 1);
+}
+
+/*
+ * The samples of the read()'s entry: its FAULT_PAGES faults, and when the
+ * deferred read found nothing, the faults that read may have taken
+ * itself (a read of a PROT_NONE page faults, and copy_from_user() may try
+ * again in smaller pieces), which are samples of the entry too.
+ */
+static void expect_entry_samples(struct __test_metadata *_metadata, int n,
+				 bool read_failed)
+{
+	if (!read_failed) {
+		EXPECT_EQ(n, FAULT_PAGES);
+		return;
+	}
+	EXPECT_GE(n, FAULT_PAGES);
+	EXPECT_LE(n, FAULT_PAGES + READ_FAULTS);
+}
+
 /*
  * Run FAULT_PAGES page faults under @attr, once in the sample mode (the
  * sample's own dump) and once in the deferred mode, into fresh rings, and
@@ -685,7 +820,7 @@ static void run_both_modes(struct __test_metadata *_metadata,
 			continue;
 		}
 		rec = find_record(r, top_cookie(r, tid, &n), r->id);
-		EXPECT_EQ(n, FAULT_PAGES);
+		expect_entry_samples(_metadata, n, !len);
 		ASSERT_NE(rec, NULL);
 		EXPECT_EQ(rec->dyn_size, len);
 		EXPECT_EQ(memcmp(rec->data, want, len), 0);
@@ -990,7 +1125,7 @@ static void check_child(struct __test_metadata *_metadata, struct ring *r,
 		return;
 	}
 	rec = find_record(r, top_cookie(r, pid, &n), r->id);
-	EXPECT_EQ(n, FAULT_PAGES) TH_LOG("pid %d", pid);
+	expect_entry_samples(_metadata, n, !want);
 	ASSERT_NE(rec, NULL) TH_LOG("pid %d", pid);
 	EXPECT_EQ(rec->pid, (uint32_t)pid);
 	EXPECT_EQ(rec->dyn_size, dyn) TH_LOG("pid %d", pid);
@@ -1285,6 +1420,45 @@ TEST_F(tls_deferred, sample_mode_in_interrupt)
 		EXPECT_EQ(r->samples[i].dyn_size, REC_SIZE);
 		EXPECT_EQ(memcmp(r->samples[i].data, &rec, REC_SIZE), 0);
 	}
+	TH_LOG("%d user-mode cpu-clock samples", n);
+	EXPECT_GE(n, 10);
+}
+
+/*
+ * A sample that interrupted user mode has nothing to wait for: in the
+ * deferred mode too it reads at once, with cookie 0, and asks for no
+ * record.
+ */
+TEST_F(tls_deferred, user_mode_at_once)
+{
+	uint32_t tid = syscall(__NR_gettid);
+	struct perf_event_attr attr;
+	int i, n = 0;
+	struct ring *r;
+
+	plant(&tls_plain, 42);
+	tls_attr(&attr, PERF_TYPE_SOFTWARE, PERF_COUNT_SW_CPU_CLOCK,
+		 tls_offset(&tls_plain), PERF_TLS_USER_DEFER);
+	attr.sample_period = 1000000;	/* 1 ms */
+	attr.exclude_kernel = 1;
+	ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
+	r = &self->rs.r[0];
+
+	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
+	spin_ms(200);
+	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
+	ring_drain(r);
+	ASSERT_FALSE(r->bad);
+	for (i = 0; i < r->nr_samples; i++) {
+		if (r->samples[i].tid != tid)
+			continue;
+		n++;
+		EXPECT_EQ(r->samples[i].cookie, 0);
+		EXPECT_EQ(r->samples[i].size, REC_SIZE);
+		EXPECT_EQ(r->samples[i].dyn_size, REC_SIZE);
+		EXPECT_EQ(memcmp(r->samples[i].data, &tls_plain, REC_SIZE), 0);
+	}
+	EXPECT_EQ(r->nr_records, 0);
 	TH_LOG("%d user-mode cpu-clock samples", n);
 	EXPECT_GE(n, 10);
 }

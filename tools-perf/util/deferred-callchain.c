@@ -27,7 +27,11 @@
  * of the event that asked, written by the same callback as the deferred
  * callchain, once per event.  A sample waits until it has what it asked
  * for, its user callchain or its bytes or both; any record of the thread
- * with a later cookie releases it with what it has.
+ * with a later cookie releases it with what it has.  As for callchains,
+ * the last TLS records of each thread, one per event, are kept for the
+ * samples taken later in their kernel entry (while they are written, or
+ * after), which come after them.  A sample with cookie 0 has its bytes,
+ * read at once, and does not wait.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -89,9 +93,13 @@ struct deferred_record {
 	struct deferred_tls	*tls;	/* or a PERF_RECORD_TLS_USER_DEFERRED */
 };
 
+/* The kernel writes at most four TLS records per kernel entry */
+#define DEFERRED_TLS_LAST	4
+
 struct deferred_thread {
 	struct list_head	waiting;	/* its waiting samples, oldest first */
 	struct deferred_user	*last;		/* its last deferred record */
+	struct deferred_tls	*last_tls[DEFERRED_TLS_LAST]; /* of its last entry */
 };
 
 static size_t tid_hash(long key, void *ctx __maybe_unused)
@@ -172,6 +180,10 @@ static void entry__free(struct deferred_callchains *dc, struct deferred_entry *e
 static void thread__free_deferred(struct deferred_callchains *dc,
 				  struct deferred_thread *t)
 {
+	int i;
+
+	for (i = 0; i < DEFERRED_TLS_LAST; i++)
+		tls__put(dc, t->last_tls[i]);
 	user__put(dc, t->last);
 	dc->bytes -= sizeof(*t);
 	free(t);
@@ -210,6 +222,47 @@ deferred_callchains__findnew_thread(struct deferred_callchains *dc, u32 tid)
 	}
 	dc->bytes += sizeof(*t);
 	return t;
+}
+
+/* The kept TLS record of @t's kernel entry @cookie for @evsel, if any */
+static struct deferred_tls *thread__last_tls(struct deferred_thread *t,
+					     u64 cookie, struct evsel *evsel)
+{
+	int i;
+
+	for (i = 0; i < DEFERRED_TLS_LAST; i++) {
+		if (t->last_tls[i] && t->last_tls[i]->cookie == cookie &&
+		    t->last_tls[i]->evsel == evsel)
+			return t->last_tls[i];
+	}
+	return NULL;
+}
+
+/*
+ * Keep @tls for the samples of its kernel entry that come after it: a
+ * record of a later entry replaces all those of the earlier one, and one
+ * of the same entry and event (which the kernel does not write) the
+ * earlier.
+ */
+static void thread__keep_tls(struct deferred_callchains *dc,
+			     struct deferred_thread *t, struct deferred_tls *tls)
+{
+	int i, free = -1;
+
+	for (i = 0; i < DEFERRED_TLS_LAST; i++) {
+		struct deferred_tls *old = t->last_tls[i];
+
+		if (old && (old->cookie != tls->cookie || old->evsel == tls->evsel)) {
+			tls__put(dc, old);
+			t->last_tls[i] = NULL;
+			old = NULL;
+		}
+		if (!old && free < 0)
+			free = i;
+	}
+	/* More events than the kernel serves: the first ones stay */
+	if (free >= 0)
+		t->last_tls[free] = tls__get(tls);
 }
 
 /*
@@ -392,9 +445,11 @@ static int deferred_callchains__sample(struct deferred_callchains *dc,
 				       u64 file_offset, const char *file_path)
 {
 	struct deferred_user *user = NULL;
+	struct deferred_tls *tls = NULL;
 	struct deferred_thread *t;
 	struct deferred_entry *e;
-	bool wait_user = false;
+	bool wait_user = false, wait_tls = false;
+	struct evsel *evsel = NULL;
 
 	t = deferred_callchains__findnew_thread(dc, sample->tid);
 	if (!t)
@@ -411,10 +466,17 @@ static int deferred_callchains__sample(struct deferred_callchains *dc,
 		wait_user = !user;
 	}
 
-	if (!wait_user && !sample->deferred_tls &&
+	if (sample->deferred_tls) {
+		evsel = evlist__event2evsel(dc->evlist, event);
+		/* Taken in the kernel entry of its event's last record, after it */
+		tls = thread__last_tls(t, sample->tls_cookie, evsel);
+		wait_tls = !tls;
+	}
+
+	if (!wait_user && !wait_tls &&
 	    (!dc->keep_order || list_empty(&dc->queue)))
 		return deferred_callchains__deliver(dc, event, sample, true, user,
-						    NULL, file_offset, file_path);
+						    tls, file_offset, file_path);
 
 	e = deferred_callchains__hold(dc, event, file_offset, file_path);
 	if (!e)
@@ -422,12 +484,12 @@ static int deferred_callchains__sample(struct deferred_callchains *dc,
 	e->deferred = sample->deferred_callchain;
 	e->deferred_tls = sample->deferred_tls;
 	e->user = user__get(user);
+	e->tls = tls__get(tls);
 	e->cookie = sample->deferred_cookie;
 	e->tls_cookie = sample->tls_cookie;
-	if (sample->deferred_tls)
-		e->evsel = evlist__event2evsel(dc->evlist, event);
+	e->evsel = evsel;
 	e->wait_user = wait_user;
-	e->wait_tls = sample->deferred_tls;
+	e->wait_tls = wait_tls;
 	if (e->wait_user || e->wait_tls) {
 		e->waiting = true;
 		list_add_tail(&e->wait, &t->waiting);
@@ -569,6 +631,7 @@ static int deferred_callchains__tls_record(struct deferred_callchains *dc,
 					   struct perf_sample *sample)
 {
 	struct deferred_record rec = { .cookie = sample->tls_cookie };
+	struct deferred_thread *t = NULL;
 	struct deferred_tls *tls;
 	size_t bytes;
 	int ret;
@@ -598,7 +661,10 @@ static int deferred_callchains__tls_record(struct deferred_callchains *dc,
 	rec.tls = tls;
 	/* A record of no event of the session that asked serves no sample */
 	ret = tls->evsel ? deferred_callchains__record_thread(dc, sample->tid,
-							      &rec, NULL) : 0;
+							      &rec, &t) : 0;
+	/* Kept for samples taken later in its kernel entry */
+	if (t)
+		thread__keep_tls(dc, t, tls);
 	tls__put(dc, tls);
 	return ret;
 }
