@@ -215,34 +215,36 @@ static void perf_tls_user_event_prog(struct perf_event *event,
  * faulting where the sample is taken (NMI included), faulting when
  * @may_fault, in task context. The range is checked untagged and read
  * with the address as given, tag included, as the final copy is.
- * Returns 0, or -EFAULT.
+ * Returns PERF_TLS_USER_UNREAD_EMPTY (0) when all @n bytes were copied,
+ * else why they were not.
  */
-static int perf_tls_user_get(void *dst, unsigned long addr, size_t n,
-			     bool may_fault)
+static u8 perf_tls_user_get(void *dst, unsigned long addr, size_t n,
+			    bool may_fault)
 {
 	const void __user *uaddr = (const void __user *)addr;
 	unsigned long rem;
 
 	if (!__access_ok(untagged_addr(uaddr), n))
-		return -EFAULT;
-	if (may_fault)
-		return copy_from_user(dst, uaddr, n) ? -EFAULT : 0;
-
-	pagefault_disable();
-	rem = __copy_from_user_inatomic(dst, uaddr, n);
-	pagefault_enable();
-	return rem ? -EFAULT : 0;
+		return PERF_TLS_USER_UNREAD_BAD_ADDRESS;
+	if (may_fault) {
+		rem = copy_from_user(dst, uaddr, n);
+	} else {
+		pagefault_disable();
+		rem = __copy_from_user_inatomic(dst, uaddr, n);
+		pagefault_enable();
+	}
+	return rem ? PERF_TLS_USER_UNREAD_FAULT : PERF_TLS_USER_UNREAD_EMPTY;
 }
 
 /*
  * Run the read program @prog in current: follow its pointers, read its
  * length field, and return the user address to copy from, with the
  * number of bytes to copy there in @len (at most @prog->size). Returns 0
- * when nothing may be copied. Reads only inside current's user address
- * space, and faults only when @may_fault.
+ * when nothing may be copied, and why in @unread. Reads only inside
+ * current's user address space, and faults only when @may_fault.
  */
 static unsigned long perf_tls_user_resolve(const struct perf_tls_user_prog *prog,
-					   bool may_fault, u16 *len)
+					   bool may_fault, u16 *len, u8 *unread)
 {
 	union {
 		u8	b;
@@ -256,31 +258,47 @@ static unsigned long perf_tls_user_resolve(const struct perf_tls_user_prog *prog
 
 	/* 0 also for compat tasks, whose pointers are 32 bits wide. */
 	addr = perf_tls_user_base();
-	if (addr && (prog->flags & PERF_TLS_USER_REGISTERED))
-		addr = READ_ONCE(current->perf_tls_context);
-	if (!addr)
+	if (!addr) {
+		*unread = PERF_TLS_USER_UNREAD_NO_THREAD_POINTER;
 		return 0;
+	}
+	if (prog->flags & PERF_TLS_USER_REGISTERED) {
+		addr = READ_ONCE(current->perf_tls_context);
+		if (!addr) {
+			*unread = PERF_TLS_USER_UNREAD_UNREGISTERED;
+			return 0;
+		}
+	}
 	addr += prog->offset;
 
 	for (i = 0; i < prog->hops; i++) {
-		if (!IS_ALIGNED(addr, sizeof(ptr)) ||
-		    perf_tls_user_get(&ptr, addr, sizeof(ptr), may_fault))
+		*unread = PERF_TLS_USER_UNREAD_BAD_ADDRESS;
+		if (!IS_ALIGNED(addr, sizeof(ptr)))
+			return 0;
+		*unread = perf_tls_user_get(&ptr, addr, sizeof(ptr), may_fault);
+		if (*unread)
 			return 0;
 
-		if (!ptr || !IS_ALIGNED(ptr, sizeof(u64)))
+		if (!ptr) {
+			*unread = PERF_TLS_USER_UNREAD_NULL_POINTER;
 			return 0;
-
+		}
 		/* The pointer itself must be a user address, not just the sum. */
-		if (!__access_ok(untagged_addr((const void __user *)ptr), 1))
+		*unread = PERF_TLS_USER_UNREAD_BAD_ADDRESS;
+		if (!IS_ALIGNED(ptr, sizeof(u64)) ||
+		    !__access_ok(untagged_addr((const void __user *)ptr), 1))
 			return 0;
 		addr = ptr + prog->hop_offset[i];
 	}
 
 	n = prog->size;
 	if (prog->len_size) {
-		if (!IS_ALIGNED(addr + prog->len_offset, prog->len_size) ||
-		    perf_tls_user_get(&field, addr + prog->len_offset,
-				      prog->len_size, may_fault))
+		*unread = PERF_TLS_USER_UNREAD_BAD_ADDRESS;
+		if (!IS_ALIGNED(addr + prog->len_offset, prog->len_size))
+			return 0;
+		*unread = perf_tls_user_get(&field, addr + prog->len_offset,
+					    prog->len_size, may_fault);
+		if (*unread)
 			return 0;
 
 		switch (prog->len_size) {
@@ -308,24 +326,28 @@ static unsigned long perf_tls_user_resolve(const struct perf_tls_user_prog *prog
 			n = prog->len_base + (n << prog->len_shift);
 	}
 
+	*unread = PERF_TLS_USER_UNREAD_BAD_ADDRESS;
 	if (!__access_ok(untagged_addr((const void __user *)addr), n))
 		return 0;
 
+	*unread = PERF_TLS_USER_UNREAD_EMPTY;
 	*len = n;
 	return addr;
 }
 
 /*
  * Where the PERF_SAMPLE_TLS_USER dump of current starts, or 0 when nothing
- * may be copied, with the number of bytes to copy in @len. This runs
- * wherever the sample is taken, NMI included, so user memory is read only
- * without faulting, only while the user address space of current is the
- * one loaded, and only inside that address space.
+ * may be copied (and why in @unread), with the number of bytes to copy in
+ * @len. This runs wherever the sample is taken, NMI included, so user
+ * memory is read only without faulting, only while the user address space
+ * of current is the one loaded, and only inside that address space.
  */
 static unsigned long perf_tls_user_addr(struct perf_event *event, u16 size,
-					u16 *len)
+					u16 *len, u8 *unread)
 {
 	struct perf_tls_user_prog prog;
+
+	*unread = PERF_TLS_USER_UNREAD_NOT_NOW;
 
 	/* Disallow cross-task dumps, as for user callchains. */
 	if (event->ctx->task && event->ctx->task != current)
@@ -351,7 +373,7 @@ static unsigned long perf_tls_user_addr(struct perf_event *event, u16 size,
 		return 0;
 
 	perf_tls_user_event_prog(event, &prog, size);
-	return perf_tls_user_resolve(&prog, false, len);
+	return perf_tls_user_resolve(&prog, false, len, unread);
 }
 
 void perf_output_sample_tls_user(struct perf_output_handle *handle,
@@ -363,6 +385,7 @@ void perf_output_sample_tls_user(struct perf_output_handle *handle,
 	unsigned long addr;
 	unsigned int rem;
 	u16 len = 0;
+	u8 unread;
 
 	/*
 	 * PERF_TLS_USER_DEFER: the entry's cookie, with no dump when the
@@ -376,14 +399,25 @@ void perf_output_sample_tls_user(struct perf_output_handle *handle,
 	if (!size)
 		return;
 
-	addr = perf_tls_user_addr(event, size, &len);
+	addr = perf_tls_user_addr(event, size, &len, &unread);
 	rem = len;
-	if (addr)
+	if (addr) {
 		rem = __output_copy_user(handle, (void *)addr, len);
+		if (len && rem == len)
+			unread = PERF_TLS_USER_UNREAD_FAULT;
+	}
 	dyn_size = len - rem;
 
-	/* What was not copied reads as zeroes, never as stale data. */
-	__output_zero(handle, NULL, size - dyn_size);
+	/*
+	 * What was not copied reads as zeroes, never as stale data; when
+	 * nothing was, the first byte says why.
+	 */
+	if (!dyn_size) {
+		perf_output_put(handle, unread);
+		__output_zero(handle, NULL, size - sizeof(unread));
+	} else {
+		__output_zero(handle, NULL, size - dyn_size);
+	}
 
 	/* Dynamic size, the bytes really copied. */
 	perf_output_put(handle, dyn_size);
@@ -520,6 +554,7 @@ struct perf_tls_deferred_event {
 		u64				size;
 	} event;
 	u64				dyn_size;
+	u8				unread;	/* with dyn_size 0 */
 };
 
 static void perf_tls_deferred_output(struct perf_event *event, void *data)
@@ -546,7 +581,13 @@ static void perf_tls_deferred_output(struct perf_event *event, void *data)
 		return;
 
 	perf_output_put(&handle, tls->event);
-	__output_copy(&handle, tls->data, size);
+	if (tls->dyn_size) {
+		__output_copy(&handle, tls->data, size);
+	} else {
+		/* Nothing read: the first byte says why, as in a sample. */
+		perf_output_put(&handle, tls->unread);
+		__output_zero(&handle, NULL, size - sizeof(tls->unread));
+	}
 	perf_output_put(&handle, tls->dyn_size);
 	perf_event__output_id_sample(event, &handle, &sample);
 
@@ -557,20 +598,25 @@ static void perf_tls_deferred_output(struct perf_event *event, void *data)
  * The deferred PERF_SAMPLE_TLS_USER read of one event, in task context:
  * user memory may be faulted in here. Returns the number of bytes copied
  * to @buf, from its start; the rest of the @prog->size bytes are zero.
+ * When it is 0, @unread says why.
  */
 static u64 perf_tls_deferred_read(const struct perf_tls_user_prog *prog,
-				  void *buf)
+				  void *buf, u8 *unread)
 {
 	unsigned long addr;
-	u16 len;
+	u16 len = 0;
+	u64 copied;
 
 	memset(buf, 0, prog->size);
 
-	addr = perf_tls_user_resolve(prog, true, &len);
+	addr = perf_tls_user_resolve(prog, true, &len, unread);
 	if (!addr)
 		return 0;
 
-	return len - copy_from_user(buf, (const void __user *)addr, len);
+	copied = len - copy_from_user(buf, (const void __user *)addr, len);
+	if (len && !copied)
+		*unread = PERF_TLS_USER_UNREAD_FAULT;
+	return copied;
 }
 
 /*
@@ -606,12 +652,13 @@ void perf_tls_deferred_output_all(u64 cookie)
 		tls.event.size = slot.prog.size;
 		if (buf) {
 			tls.data = buf;
-			tls.dyn_size = perf_tls_deferred_read(&slot.prog, buf);
+			tls.dyn_size = perf_tls_deferred_read(&slot.prog, buf,
+							      &tls.unread);
 		} else {
 			/* Still answer the samples: nothing read. */
-			BUILD_BUG_ON(PERF_TLS_USER_MAX_SIZE > PAGE_SIZE);
-			tls.data = page_address(ZERO_PAGE(0));
+			tls.data = NULL;
 			tls.dyn_size = 0;
+			tls.unread = PERF_TLS_USER_UNREAD_NO_MEMORY;
 		}
 		perf_iterate_sb(perf_tls_deferred_output, &tls, NULL);
 	}

@@ -613,6 +613,8 @@ TEST_F(tls_deferred, non_resident)
 					ASSERT_EQ(hdr.size, 8 + 8 * 8);
 					ASSERT_EQ(buf[3], REC_SIZE);
 					EXPECT_EQ(buf[4 + REC_SIZE / 8], 0);
+					/* Nothing read: why, in data[0]. */
+					EXPECT_EQ(buf[4], PERF_TLS_USER_UNREAD_FAULT);
 					nr++;
 				}
 				tail += hdr.size;
@@ -778,16 +780,31 @@ static void expect_entry_samples(struct __test_metadata *_metadata, int n,
 }
 
 /*
+ * What a read of @len bytes dumps past them: zeroes, but for data[0],
+ * which says why nothing was read when @len is 0.
+ */
+static bool rest_ok(const uint8_t *data, uint64_t size, uint64_t len,
+		    uint8_t why)
+{
+	uint64_t i;
+
+	for (i = len; i < size; i++)
+		if (data[i] != (!len && !i ? why : 0))
+			return false;
+	return true;
+}
+
+/*
  * Run FAULT_PAGES page faults under @attr, once in the sample mode (the
  * sample's own dump) and once in the deferred mode, into fresh rings, and
- * check that both read @len bytes equal to @want, and zeroes after them.
+ * check that both read @len bytes equal to @want, and zeroes after them,
+ * or with @len 0 nothing and the reason @why.
  */
 static void run_both_modes(struct __test_metadata *_metadata,
 			   struct rings *rs, struct perf_event_attr *attr,
-			   const void *want, uint64_t len)
+			   const void *want, uint64_t len, uint8_t why)
 {
 	uint32_t tid = syscall(__NR_gettid);
-	static const uint8_t zero[REC_MAX];
 	const struct record *rec;
 	struct ring *r;
 	int i, n, mode;
@@ -812,8 +829,10 @@ static void run_both_modes(struct __test_metadata *_metadata,
 					continue;
 				EXPECT_EQ(r->samples[i].dyn_size, len);
 				EXPECT_EQ(memcmp(r->samples[i].data, want, len), 0);
-				EXPECT_EQ(memcmp(r->samples[i].data + len, zero,
-						 attr->sample_tls_user - len), 0);
+				EXPECT_TRUE(rest_ok(r->samples[i].data,
+						    attr->sample_tls_user, len, why))
+					TH_LOG("sample %d: data[0] %u", i,
+					       r->samples[i].data[0]);
 				n++;
 			}
 			EXPECT_GE(n, FAULT_PAGES);
@@ -824,8 +843,8 @@ static void run_both_modes(struct __test_metadata *_metadata,
 		ASSERT_NE(rec, NULL);
 		EXPECT_EQ(rec->dyn_size, len);
 		EXPECT_EQ(memcmp(rec->data, want, len), 0);
-		EXPECT_EQ(memcmp(rec->data + len, zero,
-				 attr->sample_tls_user - len), 0);
+		EXPECT_TRUE(rest_ok(rec->data, attr->sample_tls_user, len, why))
+			TH_LOG("record: data[0] %u", rec->data[0]);
 	}
 }
 
@@ -871,12 +890,13 @@ TEST_F(tls_deferred, three_hop_chain)
 	attr.tls_user_hop_offset[1] = offsetof(struct chain_block, ctx);
 	attr.tls_user_hop_offset[2] = 8;	/* from the record's second word */
 	attr.sample_tls_user = REC_SIZE - 8;
-	run_both_modes(_metadata, &self->rs, &attr, &rec.word[1], REC_SIZE - 8);
+	run_both_modes(_metadata, &self->rs, &attr, &rec.word[1], REC_SIZE - 8, 0);
 
 	/* A NULL pointer on the way: nothing is read, in either mode. */
 	rings_close(&self->rs);
 	dtv.entry[2].val = NULL;
-	run_both_modes(_metadata, &self->rs, &attr, &rec, 0);
+	run_both_modes(_metadata, &self->rs, &attr, &rec, 0,
+		       PERF_TLS_USER_UNREAD_NULL_POINTER);
 	tls_dtv = NULL;
 }
 
@@ -900,7 +920,7 @@ TEST_F(tls_deferred, four_hops_negative_offset)
 		 tls_offset(&tls_ptr), 0);
 	attr.tls_user_hops = 4;
 	attr.tls_user_hop_offset[3] = -(int32_t)sizeof(obj.rec);
-	run_both_modes(_metadata, &self->rs, &attr, &obj.rec, REC_SIZE);
+	run_both_modes(_metadata, &self->rs, &attr, &obj.rec, REC_SIZE, 0);
 	tls_ptr = NULL;
 }
 
@@ -950,12 +970,12 @@ TEST_F(tls_deferred, length_prefixed)
 	attr.tls_user_len_offset = offsetof(struct otel_record, attrs_size);
 	attr.tls_user_len_size = 2;
 	attr.tls_user_len_base = offsetof(struct otel_record, attrs);
-	run_both_modes(_metadata, &self->rs, &attr, rec, 28 + sizeof(attrs));
+	run_both_modes(_metadata, &self->rs, &attr, rec, 28 + sizeof(attrs), 0);
 
 	/* A length past sample_tls_user is cut there. */
 	rings_close(&self->rs);
 	rec->attrs_size = 1000;
-	run_both_modes(_metadata, &self->rs, &attr, rec, 64);
+	run_both_modes(_metadata, &self->rs, &attr, rec, 64, 0);
 	tls_ptr = NULL;
 }
 
@@ -984,12 +1004,12 @@ TEST_F(tls_deferred, activity_id_stack)
 	attr.tls_user_len_size = 4;
 	attr.tls_user_len_shift = 4;
 	attr.tls_user_len_base = 8;
-	run_both_modes(_metadata, &self->rs, &attr, &stack, 8 + 3 * 16);
+	run_both_modes(_metadata, &self->rs, &attr, &stack, 8 + 3 * 16, 0);
 
 	/* Deeper than the event reads: the 4 outer levels. */
 	rings_close(&self->rs);
 	stack.depth = 8;
-	run_both_modes(_metadata, &self->rs, &attr, &stack, 8 + 4 * 16);
+	run_both_modes(_metadata, &self->rs, &attr, &stack, 8 + 4 * 16, 0);
 	tls_ptr = NULL;
 }
 
@@ -1102,11 +1122,12 @@ static void reap_children(struct __test_metadata *_metadata, pid_t *pid,
 
 /*
  * The dump of each child's samples in @r: @want's REC_SIZE bytes, or
- * nothing when @want is NULL. In deferred mode, the record of the last
- * entry of the child's samples.
+ * nothing and the reason @why when @want is NULL. In deferred mode, the
+ * record of the last entry of the child's samples.
  */
 static void check_child(struct __test_metadata *_metadata, struct ring *r,
-			pid_t pid, const struct planted *want, bool deferred)
+			pid_t pid, const struct planted *want, uint8_t why,
+			bool deferred)
 {
 	uint64_t dyn = want ? REC_SIZE : 0;
 	const struct record *rec;
@@ -1118,8 +1139,13 @@ static void check_child(struct __test_metadata *_metadata, struct ring *r,
 				continue;
 			n++;
 			EXPECT_EQ(r->samples[j].dyn_size, dyn) TH_LOG("pid %d", pid);
-			if (want)
+			if (want) {
 				EXPECT_EQ(memcmp(r->samples[j].data, want, REC_SIZE), 0);
+			} else {
+				EXPECT_TRUE(rest_ok(r->samples[j].data, REC_SIZE, 0, why))
+					TH_LOG("pid %d: data[0] %u", pid,
+					       r->samples[j].data[0]);
+			}
 		}
 		EXPECT_GE(n, FAULT_PAGES) TH_LOG("pid %d", pid);
 		return;
@@ -1129,8 +1155,12 @@ static void check_child(struct __test_metadata *_metadata, struct ring *r,
 	ASSERT_NE(rec, NULL) TH_LOG("pid %d", pid);
 	EXPECT_EQ(rec->pid, (uint32_t)pid);
 	EXPECT_EQ(rec->dyn_size, dyn) TH_LOG("pid %d", pid);
-	if (want)
+	if (want) {
 		EXPECT_EQ(memcmp(rec->data, want, REC_SIZE), 0);
+	} else {
+		EXPECT_TRUE(rest_ok(rec->data, REC_SIZE, 0, why))
+			TH_LOG("pid %d: data[0] %u", pid, rec->data[0]);
+	}
 }
 
 /* One CPU-wide event on CPU 0 per mode: @attr, then @attr with DEFER. */
@@ -1187,7 +1217,8 @@ TEST_F(tls_deferred, registered_two_layouts)
 		ASSERT_EQ(r->lost, 0);
 		for (i = 0; i < 3; i++) {
 			plant(&want, 20 + i);
-			check_child(_metadata, r, pid[i], i < 2 ? &want : NULL, mode);
+			check_child(_metadata, r, pid[i], i < 2 ? &want : NULL,
+				    PERF_TLS_USER_UNREAD_UNREGISTERED, mode);
 		}
 	}
 }
@@ -1308,13 +1339,16 @@ TEST_F(tls_deferred, hostile_program)
 
 	/* A kernel address, the DTV's unallocated marker, a misaligned one. */
 	tls_ptr = (void *)(~0UL << 47);
-	run_both_modes(_metadata, &self->rs, &one_hop, &rec, 0);
+	run_both_modes(_metadata, &self->rs, &one_hop, &rec, 0,
+		       PERF_TLS_USER_UNREAD_BAD_ADDRESS);
 	rings_close(&self->rs);
 	tls_ptr = (void *)-1L;
-	run_both_modes(_metadata, &self->rs, &one_hop, &rec, 0);
+	run_both_modes(_metadata, &self->rs, &one_hop, &rec, 0,
+		       PERF_TLS_USER_UNREAD_BAD_ADDRESS);
 	rings_close(&self->rs);
 	tls_ptr = (void *)((char *)&rec + 4);
-	run_both_modes(_metadata, &self->rs, &one_hop, &rec, 0);
+	run_both_modes(_metadata, &self->rs, &one_hop, &rec, 0,
+		       PERF_TLS_USER_UNREAD_BAD_ADDRESS);
 	rings_close(&self->rs);
 
 	/* A low pointer and a negative offset that wraps below 0. */
@@ -1324,7 +1358,8 @@ TEST_F(tls_deferred, hostile_program)
 	attr.tls_user_flags = 0;
 	attr.tls_user_hops = 2;
 	attr.tls_user_hop_offset[1] = -0x2000;
-	run_both_modes(_metadata, &self->rs, &attr, &rec, 0);
+	run_both_modes(_metadata, &self->rs, &attr, &rec, 0,
+		       PERF_TLS_USER_UNREAD_BAD_ADDRESS);
 	rings_close(&self->rs);
 
 	/* A u64 length of ~0 with the largest shift: cut at the maximum. */
@@ -1339,13 +1374,14 @@ TEST_F(tls_deferred, hostile_program)
 	attr.tls_user_len_size = 8;
 	attr.tls_user_len_shift = PERF_TLS_USER_MAX_LEN_SHIFT;
 	attr.tls_user_len_base = 8;
-	run_both_modes(_metadata, &self->rs, &attr, map, REC_SIZE);
+	run_both_modes(_metadata, &self->rs, &attr, map, REC_SIZE, 0);
 	rings_close(&self->rs);
 
 	/* A length of 0 and no base: nothing to copy. */
 	*len = 0;
 	attr.tls_user_len_base = 0;
-	run_both_modes(_metadata, &self->rs, &attr, map, 0);
+	run_both_modes(_metadata, &self->rs, &attr, map, 0,
+		       PERF_TLS_USER_UNREAD_EMPTY);
 	rings_close(&self->rs);
 
 	/* A length field on a page that cannot be read. */
@@ -1354,7 +1390,8 @@ TEST_F(tls_deferred, hostile_program)
 	attr = one_hop;
 	attr.tls_user_len_size = 2;
 	attr.tls_user_len_offset = 24;
-	run_both_modes(_metadata, &self->rs, &attr, map, 0);
+	run_both_modes(_metadata, &self->rs, &attr, map, 0,
+		       PERF_TLS_USER_UNREAD_FAULT);
 	tls_ptr = NULL;
 	munmap(map, 2 * page);
 }
@@ -1731,7 +1768,8 @@ TEST_F(tls_deferred, observer_program_two_layouts)
 		ASSERT_EQ(r->lost, 0);
 		for (i = 0; i < 3; i++) {
 			plant(&want, 30 + i);
-			check_child(_metadata, r, pid[i], i < 2 ? &want : NULL, mode);
+			check_child(_metadata, r, pid[i], i < 2 ? &want : NULL,
+				    PERF_TLS_USER_UNREAD_NULL_POINTER, mode);
 		}
 	}
 }
@@ -1798,9 +1836,9 @@ TEST_F(tls_deferred, observer_program_registered_wins)
 		ASSERT_FALSE(self->rs.r[mode].bad);
 		/* The registered record; the thread object's record. */
 		plant(&want, 60);
-		check_child(_metadata, &self->rs.r[mode], pid[0], &want, mode);
+		check_child(_metadata, &self->rs.r[mode], pid[0], &want, 0, mode);
 		plant(&want, 61 + 10);
-		check_child(_metadata, &self->rs.r[mode], pid[1], &want, mode);
+		check_child(_metadata, &self->rs.r[mode], pid[1], &want, 0, mode);
 	}
 }
 
@@ -1924,7 +1962,9 @@ TEST_F(tls_deferred, observer_program_hostile)
 		ring_drain(&self->rs.r[mode]);
 		ASSERT_FALSE(self->rs.r[mode].bad);
 		for (i = 0; i < 3; i++)
-			check_child(_metadata, &self->rs.r[mode], pid[i], NULL, mode);
+			check_child(_metadata, &self->rs.r[mode], pid[i], NULL,
+				    i < 2 ? PERF_TLS_USER_UNREAD_BAD_ADDRESS :
+					    PERF_TLS_USER_UNREAD_FAULT, mode);
 	}
 }
 

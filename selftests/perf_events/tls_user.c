@@ -536,28 +536,33 @@ struct check {
 	int		(*fn)(struct check *c, struct participant *p,
 			      const struct sample *s);
 	bool		nmi;		/* samples come from an NMI */
+	uint8_t		unread;		/* want_nothing: the reason */
 	int		nr_bad;
 	int		nr_switching;	/* NMI samples inside a task switch */
 	int		nr_total;
 	uint64_t	gens[NR_THREADS][2];	/* BODY_CHANGE: lowest, highest */
 };
 
-static bool all_zero(const struct sample *s)
+/*
+ * Nothing read: dyn_size 0, data[0] the reason @unread, the other bytes
+ * zero.
+ */
+static bool unread(const struct sample *s, uint8_t why)
 {
-	for (uint64_t i = 0; i < s->size; i++)
+	for (uint64_t i = 1; i < s->size; i++)
 		if (s->data[i])
 			return false;
-	return true;
+	return s->size && !s->dyn_size && s->data[0] == why;
 }
 
 /*
  * An NMI that lands in the kernel's task switch may not dump the TLS, as
  * the thread pointer register and address space are changing under it:
- * such a sample is in kernel mode and reads as zeroes with dyn_size 0.
+ * such a sample is in kernel mode and reads nothing, "not now".
  */
 static bool switching(const struct check *c, const struct sample *s)
 {
-	return c->nmi && s->dyn_size == 0 && all_zero(s) &&
+	return c->nmi && unread(s, PERF_TLS_USER_UNREAD_NOT_NOW) &&
 	       (s->misc & PERF_RECORD_MISC_CPUMODE_MASK) == PERF_RECORD_MISC_KERNEL;
 }
 
@@ -654,14 +659,7 @@ static int want_at_tp(struct check *c, struct participant *p, const struct sampl
 
 static int want_nothing(struct check *c, struct participant *p, const struct sample *s)
 {
-	uint64_t i;
-
-	if (s->dyn_size)
-		return 1;
-	for (i = 0; i < s->size; i++)
-		if (s->data[i])
-			return 1;
-	return 0;
+	return !unread(s, c->unread);
 }
 
 static void note_gen(struct check *c, struct participant *p, uint64_t gen)
@@ -889,11 +887,17 @@ TEST_F(tls_user, below_thread_pointer)
 	check_samples(_metadata, &self->ev, &c, false);
 }
 
+/* A pointer the read cannot go through: nothing read, and @why. */
 static void run_bad_ptr(struct __test_metadata *_metadata,
-			struct events *ev, uintptr_t ptr, __u16 deref_offset)
+			struct events *ev, uintptr_t ptr, __u16 deref_offset,
+			uint8_t why)
 {
 	struct perf_event_attr attr;
-	struct check c = { .size = sizeof(struct otel_thread_ctx), .fn = want_nothing };
+	struct check c = {
+		.size	= sizeof(struct otel_thread_ctx),
+		.fn	= want_nothing,
+		.unread	= why,
+	};
 
 	g.use_bad_ptr = true;
 	g.bad_ptr = ptr;
@@ -914,7 +918,7 @@ static void run_bad_ptr(struct __test_metadata *_metadata,
 
 TEST_F(tls_user, deref_null)
 {
-	run_bad_ptr(_metadata, &self->ev, 0, 0);
+	run_bad_ptr(_metadata, &self->ev, 0, 0, PERF_TLS_USER_UNREAD_NULL_POINTER);
 }
 
 /* A user address nothing is mapped at: low, below where mmap() places. */
@@ -925,7 +929,7 @@ TEST_F(tls_user, deref_unmapped)
 
 	ASSERT_EQ(msync(p, page, MS_ASYNC), -1);
 	ASSERT_EQ(errno, ENOMEM);
-	run_bad_ptr(_metadata, &self->ev, (uintptr_t)p, 0);
+	run_bad_ptr(_metadata, &self->ev, (uintptr_t)p, 0, PERF_TLS_USER_UNREAD_FAULT);
 }
 
 /* Mapped, but not readable. */
@@ -935,26 +939,29 @@ TEST_F(tls_user, deref_prot_none)
 	void *p = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	ASSERT_NE(p, MAP_FAILED);
-	run_bad_ptr(_metadata, &self->ev, (uintptr_t)p, 0);
+	run_bad_ptr(_metadata, &self->ev, (uintptr_t)p, 0, PERF_TLS_USER_UNREAD_FAULT);
 	munmap(p, page);
 }
 
 TEST_F(tls_user, deref_kernel_address)
 {
-	run_bad_ptr(_metadata, &self->ev, KERNEL_ADDRESS, 0);
+	run_bad_ptr(_metadata, &self->ev, KERNEL_ADDRESS, 0,
+		    PERF_TLS_USER_UNREAD_BAD_ADDRESS);
 }
 
 /* A pointer whose sum with tls_user_deref_offset wraps to a user address. */
 TEST_F(tls_user, deref_wrapping)
 {
-	run_bad_ptr(_metadata, &self->ev, (uintptr_t)-8, 16);
+	run_bad_ptr(_metadata, &self->ev, (uintptr_t)-8, 16,
+		    PERF_TLS_USER_UNREAD_BAD_ADDRESS);
 }
 
 TEST_F(tls_user, deref_misaligned)
 {
 	static uint64_t record[8];
 
-	run_bad_ptr(_metadata, &self->ev, (uintptr_t)record + 4, 0);
+	run_bad_ptr(_metadata, &self->ev, (uintptr_t)record + 4, 0,
+		    PERF_TLS_USER_UNREAD_BAD_ADDRESS);
 }
 
 static uint8_t partial_want[32];

@@ -310,6 +310,7 @@ static int deferred_callchains__deliver(struct deferred_callchains *dc,
 			sample->tls_user.data = tls->size ? (char *)tls->data : NULL;
 			sample->tls_user.swapped = tls->swapped;
 		}
+		sample->tls_no_record = !tls;
 		sample->deferred_tls = false;
 	}
 

@@ -12,11 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/err.h>
 #include <linux/kernel.h>
 #include <linux/perf_event.h>
 #include <linux/zalloc.h>
 #include <subcmd/parse-options.h>
 #include "debug.h"
+#include "hashmap.h"
 #include "sample.h"
 #include "target.h"
 #include "tls-layout.h"
@@ -906,5 +908,235 @@ size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags, FILE *fp)
 						 fp);
 		printed += tls_user__fprintf_attrs(tls, fp);
 	}
+	return printed;
+}
+
+/*
+ * What became of the PERF_SAMPLE_TLS_USER bytes of each process's samples:
+ * with bytes, or why not.  The kernel says why a read found nothing in the
+ * first byte of the dump (enum perf_tls_user_unread); perf adds the
+ * samples whose dump is empty (no user context, or no room in the
+ * record), those whose deferred record never came, and OpenTelemetry
+ * records read whole with their valid byte clear.
+ */
+enum tls_stat {
+	TLS_STAT_NO_DUMP = PERF_TLS_USER_UNREAD_NO_MEMORY + 1,
+	TLS_STAT_NO_RECORD,
+	TLS_STAT_NOT_VALID,
+	TLS_STAT__NR,
+};
+
+static const char * const tls_stat_names[TLS_STAT__NR] = {
+	[PERF_TLS_USER_UNREAD_EMPTY]		 = "0 bytes long",
+	[PERF_TLS_USER_UNREAD_NO_THREAD_POINTER] = "no thread pointer",
+	[PERF_TLS_USER_UNREAD_UNREGISTERED]	 = "not registered, no program for the process",
+	[PERF_TLS_USER_UNREAD_NULL_POINTER]	 = "NULL pointer, no context published",
+	[PERF_TLS_USER_UNREAD_BAD_ADDRESS]	 = "bad address",
+	[PERF_TLS_USER_UNREAD_FAULT]		 = "page not present or unreadable",
+	[PERF_TLS_USER_UNREAD_NOT_NOW]		 = "not readable where sampled",
+	[PERF_TLS_USER_UNREAD_NO_MEMORY]	 = "no kernel read buffer",
+	[TLS_STAT_NO_DUMP]			 = "no user context",
+	[TLS_STAT_NO_RECORD]			 = "cookie without record",
+	[TLS_STAT_NOT_VALID]			 = "valid clear",
+};
+
+struct tls_proc_stats {
+	pid_t	pid;
+	char	comm[16];
+	u64	samples;
+	u64	with_bytes;
+	u64	without[TLS_STAT__NR];
+};
+
+struct tls_user_stats {
+	struct hashmap	*procs;		/* pid -> struct tls_proc_stats */
+	u64		samples;
+	u64		with_bytes;
+};
+
+static size_t tls_stats__hash(long key, void *ctx __maybe_unused)
+{
+	return key;
+}
+
+static bool tls_stats__equal(long a, long b, void *ctx __maybe_unused)
+{
+	return a == b;
+}
+
+struct tls_user_stats *tls_user_stats__new(void)
+{
+	struct tls_user_stats *stats = zalloc(sizeof(*stats));
+
+	if (!stats)
+		return NULL;
+	stats->procs = hashmap__new(tls_stats__hash, tls_stats__equal, NULL);
+	if (IS_ERR(stats->procs)) {
+		free(stats);
+		return NULL;
+	}
+	return stats;
+}
+
+void tls_user_stats__delete(struct tls_user_stats *stats)
+{
+	struct hashmap_entry *cur;
+	size_t bkt;
+
+	if (!stats)
+		return;
+	hashmap__for_each_entry(stats->procs, cur, bkt)
+		free(cur->pvalue);
+	hashmap__free(stats->procs);
+	free(stats);
+}
+
+/* The event reads an OpenTelemetry record: --tls-user=otel's program */
+static bool tls_user__attr_is_otel(const struct perf_event_attr *attr)
+{
+	return (attr->tls_user_flags & PERF_TLS_USER_DEREF) &&
+	       attr->sample_tls_user >= OTEL_RECORD_MIN_SIZE &&
+	       ((attr->tls_user_len_size == 2 &&
+		 attr->tls_user_len_offset == OTEL_ATTRS_SIZE_OFFSET &&
+		 attr->tls_user_len_base == OTEL_ATTRS_OFFSET) ||
+		attr->sample_tls_user == OTEL_TLS_SIZE);
+}
+
+/* What became of @sample's bytes: -1 for bytes, else an enum tls_stat */
+static int tls_user__stat(const struct perf_sample *sample,
+			  const struct perf_event_attr *attr)
+{
+	const struct tls_dump *tls = &sample->tls_user;
+
+	if (sample->tls_no_record)
+		return TLS_STAT_NO_RECORD;
+	if (!tls->size || !tls->data)
+		return TLS_STAT_NO_DUMP;
+	if (!tls->dyn_size)
+		return tls_dump__unread(tls);
+	if (tls_user__attr_is_otel(attr) && tls->dyn_size >= OTEL_RECORD_MIN_SIZE &&
+	    tls_dump__byte(tls, OTEL_VALID_OFFSET) != 1)
+		return TLS_STAT_NOT_VALID;
+	return -1;
+}
+
+int tls_user_stats__add(struct tls_user_stats *stats, const struct perf_sample *sample,
+			const struct perf_event_attr *attr, const char *comm)
+{
+	struct tls_proc_stats *p;
+	int stat = tls_user__stat(sample, attr);
+
+	if (!hashmap__find(stats->procs, sample->pid, &p)) {
+		p = zalloc(sizeof(*p));
+		if (!p)
+			return -ENOMEM;
+		p->pid = sample->pid;
+		if (hashmap__add(stats->procs, sample->pid, p)) {
+			free(p);
+			return -ENOMEM;
+		}
+	}
+	/* Named at its first sample, unless perf has no name for it yet */
+	if (!p->comm[0] && comm && comm[0] != ':')
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+
+	stats->samples++;
+	p->samples++;
+	if (stat < 0) {
+		stats->with_bytes++;
+		p->with_bytes++;
+	} else {
+		p->without[stat]++;
+	}
+	return 0;
+}
+
+static int tls_proc_stats__cmp(const void *a, const void *b)
+{
+	const struct tls_proc_stats *pa = *(const struct tls_proc_stats **)a;
+	const struct tls_proc_stats *pb = *(const struct tls_proc_stats **)b;
+	u64 wa = pa->samples - pa->with_bytes, wb = pb->samples - pb->with_bytes;
+
+	if (wa != wb)
+		return wa < wb ? 1 : -1;
+	return pa->pid - pb->pid;
+}
+
+/*
+ * A PERF_RECORD_COMM of @pid: the name it is listed with, when it has
+ * samples. Processed in time order, the last name the process took; in
+ * file order (perf record), also one that comes after its samples.
+ */
+void tls_user_stats__comm(struct tls_user_stats *stats, pid_t pid, const char *comm)
+{
+	struct tls_proc_stats *p;
+
+	if (stats && hashmap__find(stats->procs, pid, &p))
+		snprintf(p->comm, sizeof(p->comm), "%s", comm);
+}
+
+/* Samples with PERF_SAMPLE_TLS_USER but no bytes */
+u64 tls_user_stats__without(const struct tls_user_stats *stats)
+{
+	return stats ? stats->samples - stats->with_bytes : 0;
+}
+
+/* At most this many processes are listed, those with most samples without bytes */
+#define TLS_STATS_PROCS	10
+
+/*
+ * "tls: N samples, M with bytes, K without", then one line per process
+ * with samples without bytes: how many, and why.  Each line starts with
+ * @prefix.
+ */
+size_t tls_user_stats__fprintf(const struct tls_user_stats *stats, const char *prefix,
+			       FILE *fp)
+{
+	struct tls_proc_stats **procs;
+	struct hashmap_entry *cur;
+	size_t bkt, n = 0, i, printed;
+	int s;
+
+	if (!stats || !stats->samples)
+		return 0;
+	printed = fprintf(fp, "%stls: %llu samples, %llu with bytes, %llu without\n",
+			  prefix, (unsigned long long)stats->samples,
+			  (unsigned long long)stats->with_bytes,
+			  (unsigned long long)(stats->samples - stats->with_bytes));
+	if (stats->samples == stats->with_bytes)
+		return printed;
+
+	procs = calloc(hashmap__size(stats->procs), sizeof(*procs));
+	if (!procs)
+		return printed;
+	hashmap__for_each_entry(stats->procs, cur, bkt) {
+		struct tls_proc_stats *p = cur->pvalue;
+
+		if (p->samples != p->with_bytes)
+			procs[n++] = p;
+	}
+	qsort(procs, n, sizeof(*procs), tls_proc_stats__cmp);
+	for (i = 0; i < n && i < TLS_STATS_PROCS; i++) {
+		const char *sep = ": ";
+
+		printed += fprintf(fp, "%stls:   pid %d (%s): %llu of %llu samples without bytes",
+				   prefix, procs[i]->pid,
+				   procs[i]->comm[0] ? procs[i]->comm : "?",
+				   (unsigned long long)(procs[i]->samples - procs[i]->with_bytes),
+				   (unsigned long long)procs[i]->samples);
+		for (s = 0; s < TLS_STAT__NR; s++) {
+			if (!procs[i]->without[s])
+				continue;
+			printed += fprintf(fp, "%s%llu %s", sep,
+					   (unsigned long long)procs[i]->without[s],
+					   tls_stat_names[s]);
+			sep = ", ";
+		}
+		printed += fprintf(fp, "\n");
+	}
+	if (n > TLS_STATS_PROCS)
+		printed += fprintf(fp, "%stls:   and %zu more processes\n", prefix,
+				   n - TLS_STATS_PROCS);
+	free(procs);
 	return printed;
 }

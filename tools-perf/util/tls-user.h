@@ -57,4 +57,16 @@ void tls_user__otel_ids(const struct tls_dump *tls, u16 flags, struct otel_ids *
 size_t tls_user__fprintf_ids(const u8 *trace_id, const u8 *span_id, FILE *fp);
 size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags, FILE *fp);
 
+struct perf_sample;
+struct tls_user_stats;
+
+struct tls_user_stats *tls_user_stats__new(void);
+void tls_user_stats__delete(struct tls_user_stats *stats);
+int tls_user_stats__add(struct tls_user_stats *stats, const struct perf_sample *sample,
+			const struct perf_event_attr *attr, const char *comm);
+size_t tls_user_stats__fprintf(const struct tls_user_stats *stats, const char *prefix,
+			       FILE *fp);
+u64 tls_user_stats__without(const struct tls_user_stats *stats);
+void tls_user_stats__comm(struct tls_user_stats *stats, pid_t pid, const char *comm);
+
 #endif /* __PERF_TLS_USER_H */

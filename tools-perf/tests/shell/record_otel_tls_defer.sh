@@ -138,6 +138,12 @@ script "$tmpdir/lost" -F comm,tid,ip,dso,tls
 lost=$(($(warned "got no deferred TLS record" "$tmpdir/lost.err") - plain_unmatched))
 lost_good=$(grep -c "$ids" "$tmpdir/lost")
 echo "lost record: $lost more samples without bytes, $lost_good with the ids"
+# perf script says why, per process, at the end
+if ! grep -q "^tls:   pid [0-9]* (.*): .*[1-9][0-9]* cookie without record" "$tmpdir/lost.err"; then
+	cat "$tmpdir/lost.err"
+	echo "FAIL: a lost record: perf script does not count the samples without one"
+	exit 1
+fi
 if [ "$lost" -lt 1 ] || [ "$lost_good" -lt $((good - lost)) ]; then
 	cat "$tmpdir/lost.err"
 	echo "FAIL: a lost record: $lost more samples without bytes, $lost_good of $good with ids"

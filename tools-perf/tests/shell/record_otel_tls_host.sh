@@ -102,6 +102,17 @@ for mode in "" ",defer"; do
 	check_ids otel_lib_owntls $new_ids
 	echo "otel$mode: otel_lib_owntls, started during the recording, went" \
 	     "$(window otel_lib_owntls) ms without ids"
+	# Why samples have no bytes, per process: the same counts at the end
+	# of perf record (when some have none) and in perf report's header
+	report=$(perf report -i "$data" --stdio 2>/dev/null | sed -n 's/^# \(tls: .*\)/\1/p')
+	recorded=$(grep -E "^tls: [0-9]+ samples, |^tls:   (pid|and) " "$tmpdir/record.log")
+	if ! echo "$report" | grep -q "^tls: [1-9][0-9]* samples, [1-9][0-9]* with bytes" ||
+	   { [ -n "$recorded" ] && [ "$recorded" != "$report" ]; }; then
+		printf 'perf record:\n%s\nperf report:\n%s\n' "$recorded" "$report"
+		echo "FAIL: otel$mode: perf record and perf report count differently"
+		exit 1
+	fi
+	echo "$report"
 done
 echo "PASS: three processes at three offsets, each with its own ids"
 exit 0
