@@ -1035,6 +1035,18 @@ static bool all_zero(const uint8_t *p, uint64_t n)
 	return true;
 }
 
+/*
+ * perf_tls_user.rst: the @size bytes of a TLS dump past its @dyn bytes
+ * are zero, but for data[0] when nothing was read: why, an enum
+ * perf_tls_user_unread.
+ */
+static bool tls_rest_ok(const uint8_t *p, uint64_t size, uint64_t dyn)
+{
+	if (dyn || !size)
+		return all_zero(p + dyn, size - dyn);
+	return p[0] <= PERF_TLS_USER_UNREAD_NO_MEMORY && all_zero(p + 1, size - 1);
+}
+
 /* read_format values, as in a sample's PERF_SAMPLE_READ and a READ record. */
 static bool take_read(struct cur *c, uint64_t rf)
 {
@@ -1276,7 +1288,7 @@ static void check_sample(struct ev *e, const uint8_t *rec, uint32_t len)
 					 (unsigned long long)size);
 				return;
 			}
-			if (!all_zero(p + dyn, size - dyn)) {
+			if (!tls_rest_ok(p, size, dyn)) {
 				fail_rec(e, rec, len, "tls data past dyn_size %llu is not zero",
 					 (unsigned long long)dyn);
 				return;
@@ -1401,7 +1413,7 @@ static void check_record(struct ev *e, const uint8_t *rec, uint32_t len)
 		if (!ok)
 			break;
 		if (!v || !size || size % 8 || dyn > size ||
-		    !all_zero(p + dyn, size - dyn)) {
+		    !tls_rest_ok(p, size, dyn)) {
 			fail_rec(e, rec, len, "TLS_USER_DEFERRED cookie %#llx size %llu dyn_size %llu: a zero cookie, a bad size, or data past dyn_size",
 				 (unsigned long long)v, (unsigned long long)size,
 				 (unsigned long long)dyn);

@@ -12,6 +12,9 @@
  *   its head.
  * - size_wrap.stack_regs_intr: the same with PERF_SAMPLE_REGS_INTR, which
  *   comes after the stack dump in the record.
+ * - size_wrap.stack_tls_defer, stack_tls_defer_aux: the same with
+ *   PERF_TLS_USER_DEFER, whose cookie comes before the TLS dump (the
+ *   samples interrupt user mode and read at once).
  * - stack_dump_without_stack: samples taken while the stack pointer is 0
  *   have an empty stack dump, and then no dynamic size.
  * - shared_sample_data: two software events fed by one page fault, one
@@ -222,6 +225,11 @@ static size_t sample_len(const uint8_t *rec, size_t size,
 			return 0;
 		off += it->aux_size;
 	}
+	/* PERF_TLS_USER_DEFER: the cookie, then the dump */
+	if ((type & PERF_SAMPLE_TLS_USER) &&
+	    (attr->tls_user_flags & PERF_TLS_USER_DEFER) &&
+	    !take(rec, size, &off, &v))
+		return 0;
 	if ((type & PERF_SAMPLE_TLS_USER) &&
 	    !take_dump(rec, size, &off, &it->tls_size, &it->tls_dyn))
 		return 0;
@@ -319,6 +327,7 @@ FIXTURE(size_wrap)
 FIXTURE_VARIANT(size_wrap)
 {
 	bool stack, tls, aux, regs_intr;
+	bool defer;	/* PERF_TLS_USER_DEFER: a cookie before the TLS dump */
 };
 
 FIXTURE_VARIANT_ADD(size_wrap, stack_aux)
@@ -339,6 +348,16 @@ FIXTURE_VARIANT_ADD(size_wrap, tls_aux)
 FIXTURE_VARIANT_ADD(size_wrap, stack_tls_aux)
 {
 	.stack = true, .tls = true, .aux = true,
+};
+
+FIXTURE_VARIANT_ADD(size_wrap, stack_tls_defer)
+{
+	.stack = true, .tls = true, .defer = true,
+};
+
+FIXTURE_VARIANT_ADD(size_wrap, stack_tls_defer_aux)
+{
+	.stack = true, .tls = true, .aux = true, .defer = true,
 };
 
 FIXTURE_VARIANT_ADD(size_wrap, stack_regs_intr)
@@ -410,15 +429,18 @@ static uint32_t min_u32(uint32_t a, uint32_t b)
 
 /*
  * The record the documented sizing gives: the interrupt registers, then
- * the stack dump, keeping room for the size fields of the TLS dump and of
- * the AUX snapshot after it, then the TLS dump, keeping room for the AUX
- * size field, then the AUX snapshot with what is left.
+ * the stack dump, keeping room for the size fields of the TLS dump (and
+ * its cookie with PERF_TLS_USER_DEFER) and of the AUX snapshot after it,
+ * then the TLS dump, keeping room for the AUX size field, then the AUX
+ * snapshot with what is left. The samples interrupt user mode, so a
+ * deferred event reads at once: cookie 0 and the dump.
  */
 static void wrap_model(const struct perf_event_attr *attr, struct items *it,
 		       uint32_t *total)
 {
 	bool tls = attr->sample_type & PERF_SAMPLE_TLS_USER;
 	bool aux = attr->sample_type & PERF_SAMPLE_AUX;
+	bool defer = tls && (attr->tls_user_flags & PERF_TLS_USER_DEFER);
 	uint32_t cur = BASE_SIZE;
 
 	memset(it, 0, sizeof(*it));
@@ -428,9 +450,12 @@ static void wrap_model(const struct perf_event_attr *attr, struct items *it,
 	}
 	if (attr->sample_type & PERF_SAMPLE_STACK_USER) {
 		it->stack_size = min_u32(attr->sample_stack_user,
-					 room_after(cur + 16 + 8 * tls + 8 * aux));
+					 room_after(cur + 16 + 8 * tls + 8 * defer +
+						    8 * aux));
 		cur += 8 + (it->stack_size ? it->stack_size + 8 : 0);
 	}
+	if (defer)
+		cur += 8;
 	if (tls) {
 		it->tls_size = min_u32(attr->sample_tls_user,
 				       room_after(cur + 16 + 8 * aux));
@@ -506,6 +531,10 @@ TEST_F_TIMEOUT(size_wrap, around_u16_max, 600)
 			attr->sample_type |= PERF_SAMPLE_TLS_USER;
 			attr->sample_tls_user = TLS_MAX;
 			fixed += 16;
+		}
+		if (variant->defer) {
+			attr->tls_user_flags = PERF_TLS_USER_DEFER;
+			fixed += 8;
 		}
 		if (variant->aux) {
 			attr->sample_type |= PERF_SAMPLE_AUX;

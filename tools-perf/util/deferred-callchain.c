@@ -61,6 +61,7 @@ struct deferred_tls {
 	unsigned int		refcnt;
 	u64			cookie;
 	struct evsel		*evsel;		/* the event that asked */
+	u64			id;		/* its id, as the record says */
 	u64			size;
 	u64			dyn_size;
 	bool			swapped;	/* as in struct tls_dump */
@@ -73,6 +74,8 @@ struct deferred_entry {
 	struct deferred_user	*user;	/* the user part to merge, if any */
 	struct deferred_tls	*tls;	/* the TLS bytes to merge, if any */
 	struct evsel		*evsel;	/* of a sample with deferred TLS */
+	u64			tls_id;	/* its sample id, if has_tls_id */
+	size_t			tls_held; /* bytes of the tls it holds */
 	u64			file_offset;
 	const char		*file_path;
 	u64			cookie;
@@ -83,6 +86,8 @@ struct deferred_entry {
 	bool			wait_tls;
 	bool			deferred;	/* a sample with a deferred callchain */
 	bool			deferred_tls;	/* a sample with deferred TLS */
+	bool			has_tls_id;	/* its event has sample ids */
+	bool			tls_over_limit;	/* released past the limit */
 	u64			event[];	/* a copy of the event */
 };
 
@@ -153,7 +158,6 @@ static void tls__put(struct deferred_callchains *dc, struct deferred_tls *tls)
 {
 	if (tls && --tls->refcnt == 0) {
 		dc->bytes -= sizeof(*tls) + tls->size;
-		dc->held_bytes -= sizeof(*tls) + tls->size;
 		free(tls);
 	}
 }
@@ -165,6 +169,21 @@ static struct deferred_tls *tls__get(struct deferred_tls *tls)
 	return tls;
 }
 
+/*
+ * A held sample takes the bytes of a TLS record: they count against the
+ * limit as long as it holds them, once per sample that does (a record
+ * a thread keeps for later samples is not held by itself).
+ */
+static void entry__take_tls(struct deferred_callchains *dc,
+			    struct deferred_entry *e, struct deferred_tls *tls)
+{
+	e->tls = tls__get(tls);
+	if (tls) {
+		e->tls_held = sizeof(*tls) + tls->size;
+		dc->held_bytes += e->tls_held;
+	}
+}
+
 static void entry__free(struct deferred_callchains *dc, struct deferred_entry *e)
 {
 	list_del(&e->node);
@@ -173,8 +192,19 @@ static void entry__free(struct deferred_callchains *dc, struct deferred_entry *e
 	user__put(dc, e->user);
 	tls__put(dc, e->tls);
 	dc->bytes -= e->bytes;
-	dc->held_bytes -= e->bytes;
+	dc->held_bytes -= e->bytes + e->tls_held;
 	free(e);
+}
+
+/*
+ * @tls is what a sample of @evsel asked for: the record of its event, by
+ * the sample's id when its event has ids (each CPU's event of a CPU-wide
+ * evsel has its own, and so its own read), else by the evsel.
+ */
+static bool tls__is_for(const struct deferred_tls *tls, const struct evsel *evsel,
+			bool has_id, u64 id)
+{
+	return tls->evsel == evsel && (!has_id || tls->id == id);
 }
 
 static void thread__free_deferred(struct deferred_callchains *dc,
@@ -224,15 +254,16 @@ deferred_callchains__findnew_thread(struct deferred_callchains *dc, u32 tid)
 	return t;
 }
 
-/* The kept TLS record of @t's kernel entry @cookie for @evsel, if any */
+/* The kept TLS record of @t's kernel entry @cookie for a sample, if any */
 static struct deferred_tls *thread__last_tls(struct deferred_thread *t,
-					     u64 cookie, struct evsel *evsel)
+					     u64 cookie, struct evsel *evsel,
+					     bool has_id, u64 id)
 {
 	int i;
 
 	for (i = 0; i < DEFERRED_TLS_LAST; i++) {
 		if (t->last_tls[i] && t->last_tls[i]->cookie == cookie &&
-		    t->last_tls[i]->evsel == evsel)
+		    tls__is_for(t->last_tls[i], evsel, has_id, id))
 			return t->last_tls[i];
 	}
 	return NULL;
@@ -241,8 +272,8 @@ static struct deferred_tls *thread__last_tls(struct deferred_thread *t,
 /*
  * Keep @tls for the samples of its kernel entry that come after it: a
  * record of a later entry replaces all those of the earlier one, and one
- * of the same entry and event (which the kernel does not write) the
- * earlier.
+ * of the same entry and event id (two nested samples of one event may
+ * each have taken a read) the earlier.
  */
 static void thread__keep_tls(struct deferred_callchains *dc,
 			     struct deferred_thread *t, struct deferred_tls *tls)
@@ -252,7 +283,8 @@ static void thread__keep_tls(struct deferred_callchains *dc,
 	for (i = 0; i < DEFERRED_TLS_LAST; i++) {
 		struct deferred_tls *old = t->last_tls[i];
 
-		if (old && (old->cookie != tls->cookie || old->evsel == tls->evsel)) {
+		if (old && (old->cookie != tls->cookie ||
+			    (old->evsel == tls->evsel && old->id == tls->id))) {
 			tls__put(dc, old);
 			t->last_tls[i] = NULL;
 			old = NULL;
@@ -329,6 +361,7 @@ static int deferred_callchains__deliver_entry(struct deferred_callchains *dc,
 	ret = evlist__parse_sample(dc->evlist, event, &sample);
 	if (ret)
 		return ret;
+	sample.tls_over_limit = e->tls_over_limit;
 	if (e->deferred || e->deferred_tls)
 		return deferred_callchains__deliver(dc, event, &sample, e->deferred,
 						    e->user, e->tls,
@@ -397,7 +430,11 @@ deferred_callchains__hold(struct deferred_callchains *dc, union perf_event *even
 	INIT_LIST_HEAD(&e->wait);
 	e->user = NULL;
 	e->tls = NULL;
+	e->tls_held = 0;
 	e->evsel = NULL;
+	e->tls_id = 0;
+	e->has_tls_id = false;
+	e->tls_over_limit = false;
 	e->file_offset = file_offset;
 	e->file_path = file_path;
 	e->bytes = bytes;
@@ -428,8 +465,10 @@ static int deferred_callchains__limit(struct deferred_callchains *dc)
 		if (e->waiting) {
 			if (e->wait_user)
 				dc->evlist->stats.nr_deferred_over_limit++;
-			if (e->wait_tls)
+			if (e->wait_tls) {
 				dc->evlist->stats.nr_deferred_tls_over_limit++;
+				e->tls_over_limit = true;
+			}
 			e->wait_user = false;
 			e->wait_tls = false;
 			ret = deferred_callchains__release(dc, e);
@@ -449,7 +488,7 @@ static int deferred_callchains__sample(struct deferred_callchains *dc,
 	struct deferred_tls *tls = NULL;
 	struct deferred_thread *t;
 	struct deferred_entry *e;
-	bool wait_user = false, wait_tls = false;
+	bool wait_user = false, wait_tls = false, has_id = false;
 	struct evsel *evsel = NULL;
 
 	t = deferred_callchains__findnew_thread(dc, sample->tid);
@@ -469,8 +508,11 @@ static int deferred_callchains__sample(struct deferred_callchains *dc,
 
 	if (sample->deferred_tls) {
 		evsel = evlist__event2evsel(dc->evlist, event);
+		has_id = evsel && (evsel->core.attr.sample_type &
+				   (PERF_SAMPLE_ID | PERF_SAMPLE_IDENTIFIER));
 		/* Taken in the kernel entry of its event's last record, after it */
-		tls = thread__last_tls(t, sample->tls_cookie, evsel);
+		tls = thread__last_tls(t, sample->tls_cookie, evsel, has_id,
+				       sample->id);
 		wait_tls = !tls;
 	}
 
@@ -485,10 +527,12 @@ static int deferred_callchains__sample(struct deferred_callchains *dc,
 	e->deferred = sample->deferred_callchain;
 	e->deferred_tls = sample->deferred_tls;
 	e->user = user__get(user);
-	e->tls = tls__get(tls);
+	entry__take_tls(dc, e, tls);
 	e->cookie = sample->deferred_cookie;
 	e->tls_cookie = sample->tls_cookie;
 	e->evsel = evsel;
+	e->has_tls_id = has_id;
+	e->tls_id = sample->id;
 	e->wait_user = wait_user;
 	e->wait_tls = wait_tls;
 	if (e->wait_user || e->wait_tls) {
@@ -507,7 +551,8 @@ static bool deferred_entry__same_entry(const struct deferred_entry *e,
 }
 
 /* @rec is what @e waits for: take it */
-static bool deferred_entry__take(struct deferred_entry *e,
+static bool deferred_entry__take(struct deferred_callchains *dc,
+				 struct deferred_entry *e,
 				 const struct deferred_record *rec)
 {
 	if (rec->user && e->wait_user && e->cookie == rec->cookie) {
@@ -516,8 +561,8 @@ static bool deferred_entry__take(struct deferred_entry *e,
 		return true;
 	}
 	if (rec->tls && e->wait_tls && e->tls_cookie == rec->cookie &&
-	    e->evsel == rec->tls->evsel) {
-		e->tls = tls__get(rec->tls);
+	    tls__is_for(rec->tls, e->evsel, e->has_tls_id, e->tls_id)) {
+		entry__take_tls(dc, e, rec->tls);
 		e->wait_tls = false;
 		return true;
 	}
@@ -553,7 +598,7 @@ static int deferred_callchains__release_thread(struct deferred_callchains *dc,
 		bool stop = e == last;
 
 		if (same) {
-			if (deferred_entry__take(e, rec) && !e->wait_user &&
+			if (deferred_entry__take(dc, e, rec) && !e->wait_user &&
 			    !e->wait_tls)
 				ret = deferred_callchains__release(dc, e);
 		} else if (!only_cookie) {
@@ -645,6 +690,7 @@ static int deferred_callchains__tls_record(struct deferred_callchains *dc,
 	tls->refcnt = 1;
 	tls->cookie = sample->tls_cookie;
 	tls->evsel = evlist__tls_deferred_evsel(dc->evlist, sample);
+	tls->id = sample->tls_id;
 	tls->size = sample->tls_user.size;
 	tls->dyn_size = sample->tls_user.dyn_size;
 	/*
@@ -656,8 +702,6 @@ static int deferred_callchains__tls_record(struct deferred_callchains *dc,
 	if (tls->size)
 		memcpy(tls->data, sample->tls_user.data, tls->size);
 	dc->bytes += bytes;
-	/* Held as long as a held sample has it: counted against the limit */
-	dc->held_bytes += bytes;
 
 	rec.tls = tls;
 	/* A record of no event of the session that asked serves no sample */

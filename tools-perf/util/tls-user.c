@@ -922,6 +922,8 @@ size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags, FILE *fp)
 enum tls_stat {
 	TLS_STAT_NO_DUMP = PERF_TLS_USER_UNREAD_NO_MEMORY + 1,
 	TLS_STAT_NO_RECORD,
+	TLS_STAT_OVER_LIMIT,
+	TLS_STAT_NOT_MERGED,
 	TLS_STAT_NOT_VALID,
 	TLS_STAT__NR,
 };
@@ -937,6 +939,8 @@ static const char * const tls_stat_names[TLS_STAT__NR] = {
 	[PERF_TLS_USER_UNREAD_NO_MEMORY]	 = "no kernel read buffer",
 	[TLS_STAT_NO_DUMP]			 = "no user context",
 	[TLS_STAT_NO_RECORD]			 = "cookie without record",
+	[TLS_STAT_OVER_LIMIT]			 = "past call-graph.defer-queue-size",
+	[TLS_STAT_NOT_MERGED]			 = "deferred, not merged",
 	[TLS_STAT_NOT_VALID]			 = "valid clear",
 };
 
@@ -1008,6 +1012,10 @@ static int tls_user__stat(const struct perf_sample *sample,
 {
 	const struct tls_dump *tls = &sample->tls_user;
 
+	if (sample->deferred_tls)
+		return TLS_STAT_NOT_MERGED;
+	if (sample->tls_over_limit)
+		return TLS_STAT_OVER_LIMIT;
 	if (sample->tls_no_record)
 		return TLS_STAT_NO_RECORD;
 	if (!tls->size || !tls->data)
@@ -1063,15 +1071,16 @@ static int tls_proc_stats__cmp(const void *a, const void *b)
 }
 
 /*
- * A PERF_RECORD_COMM of @pid: the name it is listed with, when it has
- * samples. Processed in time order, the last name the process took; in
- * file order (perf record), also one that comes after its samples.
+ * A PERF_RECORD_COMM of @pid's main thread (@tid == @pid): the name the
+ * process is listed with, when it has samples: the last name it took,
+ * also when the events are not in time order (no sample_id_all).
  */
-void tls_user_stats__comm(struct tls_user_stats *stats, pid_t pid, const char *comm)
+void tls_user_stats__comm(struct tls_user_stats *stats, pid_t pid, pid_t tid,
+			  const char *comm)
 {
 	struct tls_proc_stats *p;
 
-	if (stats && hashmap__find(stats->procs, pid, &p))
+	if (stats && pid == tid && hashmap__find(stats->procs, pid, &p))
 		snprintf(p->comm, sizeof(p->comm), "%s", comm);
 }
 

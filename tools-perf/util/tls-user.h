@@ -67,6 +67,7 @@ int tls_user_stats__add(struct tls_user_stats *stats, const struct perf_sample *
 size_t tls_user_stats__fprintf(const struct tls_user_stats *stats, const char *prefix,
 			       FILE *fp);
 u64 tls_user_stats__without(const struct tls_user_stats *stats);
-void tls_user_stats__comm(struct tls_user_stats *stats, pid_t pid, const char *comm);
+void tls_user_stats__comm(struct tls_user_stats *stats, pid_t pid, pid_t tid,
+			  const char *comm);
 
 #endif /* __PERF_TLS_USER_H */
