@@ -924,6 +924,7 @@ enum tls_stat {
 	TLS_STAT_NO_RECORD,
 	TLS_STAT_OVER_LIMIT,
 	TLS_STAT_NOT_MERGED,
+	TLS_STAT_SHORT,
 	TLS_STAT_NOT_VALID,
 	TLS_STAT__NR,
 };
@@ -941,6 +942,7 @@ static const char * const tls_stat_names[TLS_STAT__NR] = {
 	[TLS_STAT_NO_RECORD]			 = "cookie without record",
 	[TLS_STAT_OVER_LIMIT]			 = "past call-graph.defer-queue-size",
 	[TLS_STAT_NOT_MERGED]			 = "deferred, not merged",
+	[TLS_STAT_SHORT]			 = "cut before the ids",
 	[TLS_STAT_NOT_VALID]			 = "valid clear",
 };
 
@@ -1022,8 +1024,11 @@ static int tls_user__stat(const struct perf_sample *sample,
 		return TLS_STAT_NO_DUMP;
 	if (!tls->dyn_size)
 		return tls_dump__unread(tls);
-	if (tls_user__attr_is_otel(attr) && tls->dyn_size >= OTEL_RECORD_MIN_SIZE &&
-	    tls_dump__byte(tls, OTEL_VALID_OFFSET) != 1)
+	if (!tls_user__attr_is_otel(attr))
+		return -1;
+	if (tls->dyn_size < OTEL_RECORD_MIN_SIZE)
+		return TLS_STAT_SHORT;
+	if (tls_dump__byte(tls, OTEL_VALID_OFFSET) != 1)
 		return TLS_STAT_NOT_VALID;
 	return -1;
 }

@@ -52,6 +52,10 @@ check_ids() {
 	nother=$(grep "^ *$comm " "$tmpdir/script.out" | grep "trace_id=" |
 		grep -vc "trace_id=$trace span_id=$span")
 	echo "$comm: $all samples, $good with trace_id=$trace span_id=$span, $nother other ids"
+	# The first samples without them, to tell why
+	grep "^ *$comm " "$tmpdir/script.out" | grep -v "trace_id=$trace span_id=$span" |
+		head -3 | sed 's/^/  without: /'
+
 	if [ "$good" -eq 0 ] || [ $((good * 2)) -lt "$all" ] || [ "$nother" -ne 0 ]; then
 		grep "^ *$comm " "$tmpdir/script.out" | head -5
 		echo "FAIL: the samples of $comm do not carry the planted ids"
