@@ -1416,6 +1416,25 @@ static void spin_ms(long ms)
 }
 
 /*
+ * Open @attr on this thread, compute in user space for 200 ms under it,
+ * and return its drained ring, whose samples must all parse.
+ */
+static struct ring *spin_sampled(struct __test_metadata *_metadata,
+				 struct rings *rs, struct perf_event_attr *attr)
+{
+	struct ring *r;
+
+	ASSERT_EQ(ring_open(rs, attr, 0, -1), 0);
+	r = &rs->r[rs->nr_rings - 1];
+	enable(rs, PERF_EVENT_IOC_ENABLE);
+	spin_ms(200);
+	enable(rs, PERF_EVENT_IOC_DISABLE);
+	ring_drain(r);
+	ASSERT_FALSE(r->bad);
+	return r;
+}
+
+/*
  * The sample mode in interrupt context: cpu-clock samples, taken from the
  * timer interrupt while the thread runs in user space, follow the three
  * hops of three_hop_chain without faulting.
@@ -1441,15 +1460,8 @@ TEST_F(tls_deferred, sample_mode_in_interrupt)
 	attr.tls_user_hops = 3;
 	attr.tls_user_hop_offset[0] = offsetof(struct chain_dtv, entry[1].val);
 	attr.tls_user_hop_offset[1] = offsetof(struct chain_block, ctx);
-	ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
-	r = &self->rs.r[0];
-
-	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
-	spin_ms(200);
-	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
+	r = spin_sampled(_metadata, &self->rs, &attr);
 	tls_dtv = NULL;
-	ring_drain(r);
-	ASSERT_FALSE(r->bad);
 	for (i = 0; i < r->nr_samples; i++) {
 		if (r->samples[i].tid != tid)
 			continue;
@@ -1478,14 +1490,7 @@ TEST_F(tls_deferred, user_mode_at_once)
 		 tls_offset(&tls_plain), PERF_TLS_USER_DEFER);
 	attr.sample_period = 1000000;	/* 1 ms */
 	attr.exclude_kernel = 1;
-	ASSERT_EQ(ring_open(&self->rs, &attr, 0, -1), 0);
-	r = &self->rs.r[0];
-
-	enable(&self->rs, PERF_EVENT_IOC_ENABLE);
-	spin_ms(200);
-	enable(&self->rs, PERF_EVENT_IOC_DISABLE);
-	ring_drain(r);
-	ASSERT_FALSE(r->bad);
+	r = spin_sampled(_metadata, &self->rs, &attr);
 	for (i = 0; i < r->nr_samples; i++) {
 		if (r->samples[i].tid != tid)
 			continue;
