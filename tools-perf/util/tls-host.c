@@ -287,6 +287,29 @@ int tls_host__add_sb_event(struct tls_host *host, struct evlist *sb_evlist)
 	return evlist__add_sb_event(sb_evlist, &attr, tls_host__sb_event, host);
 }
 
+int tls_host__for_each_pid(struct tls_host *host, int (*fn)(pid_t pid, void *arg), void *arg)
+{
+	struct hashmap_entry *entry;
+	size_t bkt, nr = 0, i;
+	pid_t *pids;
+	int err = 0;
+
+	/* A copy: @fn reads /proc while the side band thread places more */
+	pthread_mutex_lock(&host->lock);
+	pids = calloc(hashmap__size(host->placed) ?: 1, sizeof(*pids));
+	if (pids) {
+		hashmap__for_each_entry(host->placed, entry, bkt)
+			pids[nr++] = entry->key;
+	}
+	pthread_mutex_unlock(&host->lock);
+	if (!pids)
+		return -ENOMEM;
+	for (i = 0; i < nr && !err; i++)
+		err = fn(pids[i], arg);
+	free(pids);
+	return err;
+}
+
 void tls_host__summary(const struct tls_host *host)
 {
 	if (host->unsupported)

@@ -19,6 +19,7 @@
 #include <subcmd/parse-options.h>
 #include "debug.h"
 #include "hashmap.h"
+#include "otel-process-ctx.h"
 #include "sample.h"
 #include "target.h"
 #include "tls-layout.h"
@@ -834,61 +835,105 @@ void tls_user__otel_ids(const struct tls_dump *tls, u16 flags, struct otel_ids *
  * attrs_data_size or in the dump.  attrs_data_size is native endian to the
  * recording machine: the other byte order when the file was swapped.
  */
-static size_t tls_user__fprintf_attrs(const struct tls_dump *tls, FILE *fp)
+void tls_user__otel_attrs(const struct tls_dump *tls, u16 flags, struct otel_attrs *attrs)
 {
 	static const bool host_le = __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__;
-	u64 lo = tls_dump__byte(tls, OTEL_ATTRS_SIZE_OFFSET);
-	u64 hi = tls_dump__byte(tls, OTEL_ATTRS_SIZE_OFFSET + 1);
-	u64 attrs_size, end, pos = OTEL_ATTRS_OFFSET, at[256];
-	size_t printed;
-	u8 len[256];
-	int key;
+	u64 lo, hi, end, pos = OTEL_ATTRS_OFFSET;
 
+	memset(attrs, 0, sizeof(*attrs));
+	if (!tls->data || !tls_user__is_otel(tls, flags))
+		return;
+	lo = tls_dump__byte(tls, OTEL_ATTRS_SIZE_OFFSET);
+	hi = tls_dump__byte(tls, OTEL_ATTRS_SIZE_OFFSET + 1);
 	/* The recording machine was little endian: this one is, unswapped */
 	if (host_le != tls->swapped)
-		attrs_size = lo | hi << 8;
+		attrs->size = lo | hi << 8;
 	else
-		attrs_size = hi | lo << 8;
-	if (!attrs_size)
-		return 0;
-	end = min(OTEL_ATTRS_OFFSET + attrs_size, tls->dyn_size);
-	memset(at, 0, sizeof(at));
+		attrs->size = hi | lo << 8;
+	end = min(OTEL_ATTRS_OFFSET + attrs->size, tls->dyn_size);
+	attrs->in_dump = end - OTEL_ATTRS_OFFSET;
 
 	while (pos + 2 <= end) {
 		u8 k = tls_dump__byte(tls, pos), n = tls_dump__byte(tls, pos + 1);
 
 		if (n > end - pos - 2)
 			break;
-		at[k] = pos + 2;
-		len[k] = n;
+		attrs->at[k] = pos + 2;
+		attrs->len[k] = n;
 		pos += 2 + n;
 	}
+	attrs->decoded = pos - OTEL_ATTRS_OFFSET;
+}
+
+/*
+ * The value of @key, NUL-terminated in @buf; with @escape, a control byte,
+ * '"' and '\\' as \xNN.  Returns its length, or -1 when the record has no
+ * such key.
+ */
+int otel_attrs__value(const struct tls_dump *tls, const struct otel_attrs *attrs,
+		      unsigned int key, bool escape, char *buf, size_t size)
+{
+	size_t n = 0;
+	u64 i;
+
+	if (key > 255 || !attrs->at[key] || !size)
+		return -1;
+	for (i = 0; i < attrs->len[key]; i++) {
+		u8 c = tls_dump__byte(tls, attrs->at[key] + i);
+
+		if (escape && (c < 0x20 || c == 0x7f || c == '"' || c == '\\')) {
+			if (n + 4 >= size)
+				break;
+			n += sprintf(buf + n, "\\x%02x", c);
+		} else {
+			if (n + 1 >= size)
+				break;
+			buf[n++] = c;
+		}
+	}
+	buf[n] = '\0';
+	return n;
+}
+
+static size_t tls_user__fprintf_attrs(const struct tls_dump *tls, u16 flags,
+				      const struct otel_process_ctx *ctx, FILE *fp)
+{
+	char value[4 * 255 + 1];
+	struct otel_attrs attrs;
+	size_t printed;
+	unsigned int key;
+
+	tls_user__otel_attrs(tls, flags, &attrs);
+	if (!attrs.size)
+		return 0;
 
 	printed = fprintf(fp, " attrs:");
 	for (key = 0; key < 256; key++) {
-		u64 i;
+		const char *name = otel_process_ctx__key(ctx, key);
 
-		if (!at[key])
+		if (otel_attrs__value(tls, &attrs, key, true, value, sizeof(value)) < 0)
 			continue;
-		printed += fprintf(fp, " %d=\"", key);
-		for (i = 0; i < len[key]; i++) {
-			u8 c = tls_dump__byte(tls, at[key] + i);
-
-			if (c < 0x20 || c == 0x7f || c == '"' || c == '\\')
-				printed += fprintf(fp, "\\x%02x", c);
-			else
-				printed += fprintf(fp, "%c", c);
-		}
-		printed += fprintf(fp, "\"");
+		if (name)
+			printed += fprintf(fp, " %s=\"%s\"", name, value);
+		else
+			printed += fprintf(fp, " %u=\"%s\"", key, value);
 	}
-	if (pos < OTEL_ATTRS_OFFSET + attrs_size)
+	/* The dump ends first: say which size would have all of them */
+	if (attrs.in_dump < attrs.size)
+		printed += fprintf(fp, " (%llu of %llu bytes in the sample: --tls-user=otel,size=%llu)",
+				   (unsigned long long)attrs.in_dump,
+				   (unsigned long long)attrs.size,
+				   (unsigned long long)min(round_up(OTEL_ATTRS_OFFSET + attrs.size, 8),
+							   (u64)PERF_TLS_USER_MAX_SIZE));
+	else if (attrs.decoded < attrs.size)
 		printed += fprintf(fp, " (%llu of %llu bytes decoded)",
-				   (unsigned long long)(pos - OTEL_ATTRS_OFFSET),
-				   (unsigned long long)attrs_size);
+				   (unsigned long long)attrs.decoded,
+				   (unsigned long long)attrs.size);
 	return printed;
 }
 
-size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags, FILE *fp)
+size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags,
+			 const struct otel_process_ctx *ctx, FILE *fp)
 {
 	size_t printed = fprintf(fp, " tls:");
 	u8 ids[OTEL_TRACE_ID_SIZE + OTEL_SPAN_ID_SIZE];
@@ -906,7 +951,7 @@ size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags, FILE *fp)
 		printed += fprintf(fp, " ");
 		printed += tls_user__fprintf_ids(ids, ids + OTEL_TRACE_ID_SIZE,
 						 fp);
-		printed += tls_user__fprintf_attrs(tls, fp);
+		printed += tls_user__fprintf_attrs(tls, flags, ctx, fp);
 	}
 	return printed;
 }

@@ -39,6 +39,11 @@ struct tls_user_opts {
 #define OTEL_ATTRS_SIZE_OFFSET	26	/* u16 attrs_data_size, native endian */
 #define OTEL_ATTRS_OFFSET	28	/* {u8 key_index; u8 length; u8 value[length]}... */
 
+/* perf report --sort otel.NAME: at most this many such keys */
+#define OTEL_SORT_KEYS_MAX	8
+/* A value as a sort key shows it: at most 255 bytes, each at most "\xNN" */
+#define OTEL_VALUE_SIZE		(4 * 255 + 1)
+
 /* The ids of an OpenTelemetry thread context, for perf report's sort keys */
 struct otel_ids {
 	u8	trace_id[OTEL_TRACE_ID_SIZE];
@@ -55,7 +60,23 @@ void tls_user__comm(pid_t pid, char *comm, size_t size);
 bool tls_user__is_otel(const struct tls_dump *tls, u16 flags);
 void tls_user__otel_ids(const struct tls_dump *tls, u16 flags, struct otel_ids *ids);
 size_t tls_user__fprintf_ids(const u8 *trace_id, const u8 *span_id, FILE *fp);
-size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags, FILE *fp);
+/* The attributes of an OpenTelemetry record, as far as its dump has them */
+struct otel_attrs {
+	u64	size;		/* attrs_data_size */
+	u64	in_dump;	/* bytes of attrs_data in the dump */
+	u64	decoded;	/* bytes of entries that fit */
+	u16	at[256];	/* offset of key K's last value in the dump, 0: none */
+	u8	len[256];
+};
+
+struct otel_process_ctx;
+
+void tls_user__otel_attrs(const struct tls_dump *tls, u16 flags, struct otel_attrs *attrs);
+int otel_attrs__value(const struct tls_dump *tls, const struct otel_attrs *attrs,
+		      unsigned int key, bool escape, char *buf, size_t size);
+/* @ctx: the process context with the names of the keys, or NULL */
+size_t tls_user__fprintf(const struct tls_dump *tls, u16 flags,
+			 const struct otel_process_ctx *ctx, FILE *fp);
 
 struct perf_sample;
 struct tls_user_stats;

@@ -8,6 +8,10 @@
  *                                              otel_thread_ctx_v1 from the
  *                                              thread pointer
  *
+ * With OTEL_APP_KEYS=NAME,NAME... in the environment, the program first
+ * publishes its process context, naming the attribute keys 0, 1, ...; a
+ * memfd mapping, or an anonymous one with OTEL_APP_CTX=anon.
+ *
  * Built with OTEL_APP_OWN_TLS, the program has TLS of its own and reads
  * otel_thread_ctx_v1 itself, as a program that includes the writer's header
  * does: its symbol table then has an undefined otel_thread_ctx_v1.
@@ -48,6 +52,32 @@ static int unhex(const char *s, uint8_t *buf, size_t size)
 	return 0;
 }
 
+/* OTEL_APP_KEYS: the key names of the process context, comma separated */
+static int publish_keys(const char *list)
+{
+	const char *keys[64];
+	char *copy, *key;
+	int nr = 0, anon;
+
+	if (!list)
+		return 0;
+	copy = strdup(list);
+	for (key = strtok(copy, ","); key && nr < 64; key = strtok(NULL, ","))
+		keys[nr++] = key;
+	anon = getenv("OTEL_APP_CTX") && !strcmp(getenv("OTEL_APP_CTX"), "anon");
+	switch (otel_writer_publish_process(keys, nr, anon)) {
+	case 0:
+		return 0;
+	case 1:
+		if (anon)
+			fprintf(stderr, "otel_app: the kernel did not name the mapping\n");
+		return 0;
+	default:
+		fprintf(stderr, "otel_app: cannot publish the process context\n");
+		return -1;
+	}
+}
+
 int main(int argc, char **argv)
 {
 	uint8_t trace_id[16], span_id[8], attrs[OTEL_ATTRS_MAX];
@@ -67,6 +97,8 @@ int main(int argc, char **argv)
 		if (attrs_size > OTEL_ATTRS_MAX || unhex(argv[4], attrs, attrs_size))
 			return 2;
 	}
+	if (publish_keys(getenv("OTEL_APP_KEYS")))
+		return 1;
 	if (otel_writer_enter(trace_id, span_id, attrs, attrs_size))
 		return 1;
 #ifdef OTEL_APP_OWN_TLS

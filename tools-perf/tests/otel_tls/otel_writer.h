@@ -31,4 +31,13 @@ void otel_writer_leave(void);
 /* &otel_thread_ctx_v1 minus the thread pointer, as the writer sees it */
 long otel_writer_offset(void);
 
+/*
+ * Publish the process context (OTEP 4719): a Resource with the attributes
+ * threadlocal.schema_version and threadlocal.attribute_key_map (entry N
+ * names key index N), in a memfd mapping, or with @anon in an anonymous
+ * mapping named [anon:OTEL_CTX].  Publishing again updates it.  Returns 0,
+ * 1 when the kernel did not name the mapping, -1 when nothing is published.
+ */
+int otel_writer_publish_process(const char *const *keys, int nr_keys, int anon);
+
 #endif

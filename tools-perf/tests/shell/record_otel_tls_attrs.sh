@@ -7,7 +7,8 @@
 # 1 twice (the last one wins), key 2, then an entry longer than
 # attrs_data_size, where decoding stops.  perf script shows the entries
 # the dump covers: all of them with --tls-user=otel,size=64, none with the
-# 32 bytes of --tls-user=otel, which end inside the first entry.
+# 32 bytes of --tls-user=otel, which end inside the first entry: perf
+# script then says which size has them all.
 # lib/otel_tls.sh sets the test up and says where the programs come from.
 
 trace_id=4bf92f3577b34da6a3ce929d0e0e4736
@@ -35,7 +36,7 @@ perf record -o "$data" -e cpu-clock -c 1000000 --tls-user=otel \
 	-- "$bindir/otel_exe" 1 $trace_id $span_id $attrs > "$tmpdir/record.log" 2>&1 ||
 	record_failed --tls-user=otel -- otel_exe
 check_ids otel_exe $trace_id $span_id
-want='attrs: (0 of 24 bytes decoded)'
+want='attrs: (4 of 24 bytes in the sample: --tls-user=otel,size=56)'
 if ! grep -q "span_id=$span_id $want\$" "$tmpdir/script.out"; then
 	grep -m 3 "trace_id=" "$tmpdir/script.out"
 	echo "FAIL: no sample with $want in a 32-byte dump"
