@@ -3,6 +3,12 @@
 
 ARCH ?= x86_64
 S := scripts
+# V=1: make shows the commands it runs, and make vm the whole console.
+Q := $(if $(filter 1,$(V)),,@)
+# $(call quoted,VAR): the text of VAR as given, quoted for the shell (no $
+# of it expanded by make or by the shell).
+sq := '
+quoted = '$(subst $(sq),$(sq)\$(sq)$(sq),$(value $(1)))'
 
 .PHONY: check demo bench deps tree assemble export series roundtrip abi-check \
 	kernel perf selftests build vm test fresh clean help \
@@ -20,7 +26,10 @@ help:
 	@echo "make build       kernel, perf and kselftests for ARCH=$(ARCH)"
 	@echo "make test ARCH=arm64 T=sigtrap   run tests whose name contains T in one guest"
 	@echo "make test KFLAVOUR=kasan ARCH=arm64  the same on a KASAN+UBSAN kernel (build/obj-ARCH-kasan)"
-	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR]  run one command in a guest"
+	@echo "make vm ARCH=x86_64 CMD='perf list' [OUT=DIR] [TIMEOUT=900] [V=1]  run one command in a guest:"
+	@echo "                 its output only (V=1: the whole console), its exit status; the guest's"
+	@echo "                 /tmp/out is OUT (default build/vm/ARCH), the console OUT/console.log;"
+	@echo "                 the guest is ended after TIMEOUT seconds (default 900)"
 	@echo "make stress ARCH=arm64 SECONDS=600 [SEED=n] [KFLAVOUR=kasan]  the ABI stress in one guest"
 	@echo "make fuzz        10,000 mutants per record kind against an ASan/UBSan perf (N=..., JOBS=...)"
 	@echo "make fuzz-seeds  record the fuzz seeds in the x86_64 guest -> fuzz/seeds/"
@@ -36,13 +45,13 @@ bench:
 	$S/bench.sh
 
 deps:
-	$S/deps.sh
+	$(Q)$S/deps.sh
 
 tree: deps
-	$S/base-tree.sh
+	$(Q)$S/base-tree.sh
 
 assemble: tree
-	$S/series.sh assemble
+	$(Q)$S/series.sh assemble
 
 export:
 	$S/series.sh export
@@ -58,18 +67,21 @@ abi-check: assemble
 	python3 $S/abi-check.py build/linux $S/upstream-abi.tsv
 
 kernel: assemble
-	$S/build-kernel.sh $(ARCH)
+	$(Q)$S/build-kernel.sh $(ARCH)
 
 perf: assemble
-	$S/build-perf.sh $(ARCH)
+	$(Q)$S/build-perf.sh $(ARCH)
 
 selftests: kernel
-	$S/build-selftests.sh $(ARCH)
+	$(Q)$S/build-selftests.sh $(ARCH)
 
 build: kernel selftests perf
 
+# The command's output and exit status (make says "Error N" for status N);
+# scripts/vm.sh documents the guest.
 vm: build
-	$S/vm.sh $(ARCH) $(if $(OUT),-o "$(OUT)") "$(CMD)"
+	$(Q)$S/vm.sh $(ARCH) $(if $(filter 1,$(V)),-v) $(if $(TIMEOUT),-t $(TIMEOUT)) \
+		$(if $(OUT),-o "$(OUT)") $(call quoted,CMD)
 
 fresh: deps
 	$S/fresh-root.sh --full

@@ -19,7 +19,7 @@ for arch in $ARCHES; do
 	x86_64) cmd="BENCH=$BUILD/bench-x86_64 sh $TOP/scripts/guest-bench.sh" ;;
 	arm64)	cmd="BENCH=/opt/project/bench BENCH_HW_EVENT=cycles sh /opt/project/scripts/guest-bench.sh" ;;
 	esac
-	"$TOP/scripts/vm.sh" "$arch" -o "$dir/vm-$arch" "$cmd" > "$dir/console-$arch.log" 2>&1 ||
+	"$TOP/scripts/vm.sh" "$arch" -v -o "$dir/vm-$arch" "$cmd" > "$dir/console-$arch.log" 2>&1 ||
 		die "$arch: benchmark guest failed, see $dir/console-$arch.log"
 	awk -v arch="$arch" '$1 == "BENCH" { printf "%s\t%s\t%s\t%s\n", arch, $2, $3, $4 }' \
 		"$dir/console-$arch.log" >> "$dir/results.tsv"

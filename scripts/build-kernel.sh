@@ -38,5 +38,6 @@ for f in $frags; do
 done
 [ $bad = 0 ] || die "$arch: configuration differs from the fragments"
 
-log "$arch: building $(kimage "$arch")"
+if stale "$obj/.built" "$TREE" "$obj/.config" "$0"; then log "$arch: building $(kimage "$arch")"; fi
 kmake -j"$(nproc)" "$(basename "$(kimage "$arch")")" headers
+stamp "$obj/.built"

@@ -20,16 +20,18 @@ x86_64) ;;
 arm64)	opts+=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu- LDFLAGS=-static
 	       NO_LIBELF=1 NO_LIBDW=1 NO_LIBTRACEEVENT=1 NO_LIBZSTD=1 NO_ZLIB=1 NO_LZMA=1) ;;
 esac
-log "$arch: building perf"
+stale "$out/.built" "$TREE" "$0" && say=log || say=:	# "building" only if it may
+$say "$arch: building perf"
 make -s -C "$TREE/tools/perf" O="$out" "${opts[@]}" -j"$(nproc)" perf > "$out/build.log" 2>&1 ||
 	{ tail -40 "$out/build.log" >&2; die "$arch: perf build failed (log: $out/build.log)"; }
 
 # (A tree of the series before the otel_tls tests, as scripts/bisect.sh builds.)
-[ -d "$TREE/tools/perf/tests/otel_tls" ] || exit 0
-log "$arch: building the otel_tls test programs"
+[ -d "$TREE/tools/perf/tests/otel_tls" ] || { stamp "$out/.built"; exit 0; }
+$say "$arch: building the otel_tls test programs"
 cross=()
 [ "$arch" = arm64 ] && cross=(ARCH=arm64 CROSS_COMPILE=aarch64-linux-gnu-)
 mkdir -p "$out/otel-tls"
 make -s -C "$TREE/tools/perf/tests/otel_tls" OUTPUT="$out/otel-tls/" "${cross[@]}" \
 	> "$out/otel-tls.log" 2>&1 ||
 	{ cat "$out/otel-tls.log" >&2; die "$arch: otel_tls test programs failed (log: $out/otel-tls.log)"; }
+stamp "$out/.built"

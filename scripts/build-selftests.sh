@@ -7,9 +7,12 @@
 arch=${1:?usage: build-selftests.sh ARCH}
 out=$BUILD/selftests-$arch
 mkdir -p "$out"
-log "$arch: building kselftests perf_events"
+if stale "$out/.built" "$TREE/tools/testing/selftests" "$(kobj "$arch")/usr/include" "$0"; then
+	log "$arch: building kselftests perf_events"
+fi
 make -s -C "$TREE/tools/testing/selftests/perf_events" \
 	ARCH="$(karch "$arch")" CROSS_COMPILE="$(cross "$arch")" CC="$(cross "$arch")gcc" \
 	OUTPUT="$out" KHDR_INCLUDES="-isystem $(kobj "$arch")/usr/include" \
 	LDFLAGS="-static -lpthread" all
 cp "$TREE/tools/testing/selftests/perf_events/settings" "$out/" 2>/dev/null || true
+stamp "$out/.built"

@@ -153,6 +153,18 @@ for arch in $ARCHES; do
 		result "$arch" boot console-clean skip
 		echo "$arch	boot	console-clean	a build failed" >> "$dir/skips-$arch.tsv"
 	fi
+	# The README's quick start, as written there (make vm in the x86_64
+	# guest, then the series' perf on the host), once that guest's
+	# kernel and perf are built.
+	[ "$arch" = x86_64 ] || continue
+	if [ $ok = 0 ]; then
+		result x86_64 newcomer readme-quickstart skip
+		echo "x86_64	newcomer	readme-quickstart	a build failed" >> "$dir/skips-$arch.tsv"
+	elif stage readme-quickstart "$TOP/scripts/readme-quickstart.sh"; then
+		result x86_64 newcomer readme-quickstart pass
+	else
+		result x86_64 newcomer readme-quickstart fail
+	fi
 done
 
 # Every sub-series applies and builds on what patches/subseries says it

@@ -39,8 +39,19 @@ echo 0 > /proc/sys/kernel/kptr_restrict
 
 cd /tmp || exit 1
 echo "guest-init: running $(head -c 200 /tmp/out/cmd | head -n 1)"
-sh /tmp/out/cmd
-echo $? > /tmp/out/status
+# The command's output goes to the console and to /tmp/out/output, which is
+# what vm.sh shows.  tee reads a fifo, not a pipe the shell would wait for,
+# so that a process the command leaves running cannot hold the guest up:
+# tee gets 2 s to copy what the command wrote.
+if mkfifo /dev/vm-output; then
+	tee /tmp/out/output < /dev/vm-output &
+	sh /tmp/out/cmd > /dev/vm-output 2>&1
+	echo $? > /tmp/out/status
+	for _ in 1 2 3 4 5 6 7 8 9 10; do kill -0 $! 2>/dev/null || break; sleep 0.2; done
+else
+	sh /tmp/out/cmd
+	echo $? > /tmp/out/status
+fi
 sync
 umount /tmp/out 2>/dev/null
 echo "guest-init: done"

@@ -18,6 +18,18 @@ export GIT_COMMITTER_DATE="2026-01-01T00:00:00Z"
 log() { printf '[%s] %s\n' "${0##*/}" "$*" >&2; }
 die() { log "error: $*"; exit 1; }
 
+# A build says "building" only when there may be something to build: when
+# a file under PATH.. is newer than STAMP, the start of its last build that
+# ended well, or there was none.  The build runs anyway: make decides.
+#   stale STAMP PATH..   after the build: stamp STAMP
+STAMP_T0=$(date +%s.%N)
+stale() {
+	local stamp=$1; shift
+	[ ! -e "$stamp" ] ||
+		[ -n "$(find "$@" -path '*/.git' -prune -o -type f -newer "$stamp" -print -quit)" ]
+}
+stamp() { touch -d "@$STAMP_T0" "$1"; }
+
 # arch -> kernel ARCH, CROSS_COMPILE, image path inside the build directory
 karch() { case $1 in x86_64) echo x86 ;; arm64) echo arm64 ;; *) die "unknown arch $1" ;; esac; }
 cross() { case $1 in x86_64) echo "" ;; arm64) echo aarch64-linux-gnu- ;; esac; }

@@ -38,7 +38,7 @@ cmd="ABI_STRESS_SECONDS=${ABI_STRESS_SECONDS:-60} $cmd"
 
 rc=0
 console=$BUILD/check/console-$arch$(ksuffix).log
-"$TOP/scripts/vm.sh" "$arch" -t "${VM_TIMEOUT:-1500}" -o "$out" "$cmd" > "$console" 2>&1 || rc=$?
+"$TOP/scripts/vm.sh" "$arch" -v -t "${VM_TIMEOUT:-1500}" -o "$out" "$cmd" > "$console" 2>&1 || rc=$?
 case $rc in
 0|1) boot=pass ;;
 3) boot=fail; log "$arch: kernel splat, see $console" ;;

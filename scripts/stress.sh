@@ -25,7 +25,7 @@ cmd="$bin --seconds $secs${seed:+ --seed $seed}${*:+ $*}"
 
 rc=0
 t0=$(date +%s)
-"$TOP/scripts/vm.sh" "$arch" -t $((secs + 600)) -o "$out" "$cmd" > "$console" 2>&1 || rc=$?
+"$TOP/scripts/vm.sh" "$arch" -v -t $((secs + 600)) -o "$out" "$cmd" > "$console" 2>&1 || rc=$?
 case $rc in
 0) res=pass reason= ;;
 3) res=fail reason="kernel splat" ;;
