@@ -6,7 +6,9 @@
 PACKAGES="build-essential flex bison bc cpio xz-utils kmod pkg-config
 	libssl-dev libelf-dev libdw-dev libtraceevent-dev libcap-dev zlib1g-dev libzstd-dev
 	qemu-system-x86 qemu-system-arm gcc-aarch64-linux-gnu libc6-dev-arm64-cross
-	busybox-static perl python3 python3-ply python3-git"
+	busybox-static perl python3 python3-ply python3-git
+	asciidoc-base xmlto man-db
+	golang-go golang-github-google-pprof-dev"
 
 # One query per package: dpkg-query fails for a package dpkg has never
 # heard of, which is the normal state of a new machine, not an error.

@@ -9,7 +9,12 @@ HOME=/tmp
 # A serial console is no terminal to page on: perf's help must not wait
 # for a key in less.
 PAGER=cat
+# man perf-record shows the series' page before any other (x86_64: the
+# one beside the series' perf; the trailing colon keeps the system's
+# pages after it; arm64's man reads /usr/share/man).
+MANPATH=${guest_path:+$guest_path/share/man:}
 export PATH HOME PAGER
+[ -n "$MANPATH" ] && export MANPATH
 
 mount -t proc proc /proc
 mount -t sysfs sysfs /sys

@@ -919,13 +919,14 @@ static size_t tls_user__fprintf_attrs(const struct tls_dump *tls, u16 flags,
 			printed += fprintf(fp, " %u=\"%s\"", key, value);
 	}
 	/* The dump ends first: say which size would have all of them */
-	if (attrs.in_dump < attrs.size)
+	if (attrs.in_dump < attrs.size) {
+		u64 want = round_up(OTEL_ATTRS_OFFSET + attrs.size, 8);
+
 		printed += fprintf(fp, " (%llu of %llu bytes in the sample: --tls-user=otel,size=%llu)",
 				   (unsigned long long)attrs.in_dump,
 				   (unsigned long long)attrs.size,
-				   (unsigned long long)min(round_up(OTEL_ATTRS_OFFSET + attrs.size, 8),
-							   (u64)PERF_TLS_USER_MAX_SIZE));
-	else if (attrs.decoded < attrs.size)
+				   (unsigned long long)min(want, (u64)PERF_TLS_USER_MAX_SIZE));
+	} else if (attrs.decoded < attrs.size)
 		printed += fprintf(fp, " (%llu of %llu bytes decoded)",
 				   (unsigned long long)attrs.decoded,
 				   (unsigned long long)attrs.size);
