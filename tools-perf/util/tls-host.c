@@ -287,8 +287,8 @@ int tls_host__add_sb_event(struct tls_host *host, struct evlist *sb_evlist)
 	return evlist__add_sb_event(sb_evlist, &attr, tls_host__sb_event, host);
 }
 
-int tls_host__for_each_pid(struct tls_host *host,
-			   int (*fn)(pid_t pid, void *arg), void *arg)
+int tls_host__visit_pids(struct tls_host *host, int (*fn)(pid_t pid, void *arg),
+			 void *arg)
 {
 	struct hashmap_entry *entry;
 	size_t bkt, nr = 0, i;

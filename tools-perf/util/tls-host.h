@@ -16,7 +16,7 @@ int tls_host__add_sb_event(struct tls_host *host, struct evlist *sb_evlist);
 int tls_host__start(struct tls_host *host, const struct target *target);
 void tls_host__summary(const struct tls_host *host);
 /* Calls @fn for each process that has a program now, until @fn returns non-zero */
-int tls_host__for_each_pid(struct tls_host *host,
-			   int (*fn)(pid_t pid, void *arg), void *arg);
+int tls_host__visit_pids(struct tls_host *host, int (*fn)(pid_t pid, void *arg),
+			 void *arg);
 
 #endif /* __PERF_TLS_HOST_H */

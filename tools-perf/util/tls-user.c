@@ -922,9 +922,10 @@ static size_t tls_user__fprintf_attrs(const struct tls_dump *tls, u16 flags,
 	if (attrs.in_dump < attrs.size) {
 		u64 want = round_up(OTEL_ATTRS_OFFSET + attrs.size, 8);
 
-		printed += fprintf(fp, " (%llu of %llu bytes in the sample: --tls-user=otel,size=%llu)",
+		printed += fprintf(fp, " (%llu of %llu bytes in the sample:",
 				   (unsigned long long)attrs.in_dump,
-				   (unsigned long long)attrs.size,
+				   (unsigned long long)attrs.size);
+		printed += fprintf(fp, " --tls-user=otel,size=%llu)",
 				   (unsigned long long)min(want, (u64)PERF_TLS_USER_MAX_SIZE));
 	} else if (attrs.decoded < attrs.size)
 		printed += fprintf(fp, " (%llu of %llu bytes decoded)",
