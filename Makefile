@@ -11,7 +11,7 @@ sq := '
 quoted = '$(subst $(sq),$(sq)\$(sq)$(sq),$(value $(1)))'
 
 .PHONY: check demo bench deps tree assemble export series roundtrip abi-check \
-	kernel perf selftests build vm test fresh clean help \
+	kernel perf selftests pprof build vm test fresh clean help \
 	perf-asan fuzz fuzz-seeds stress
 
 help:
@@ -75,7 +75,11 @@ perf: assemble
 selftests: kernel
 	$(Q)$S/build-selftests.sh $(ARCH)
 
-build: kernel selftests perf
+# Google's pprof, from Debian's source package, for the pprof export test
+pprof: deps
+	$(Q)$S/build-pprof.sh $(ARCH)
+
+build: kernel selftests perf pprof
 
 # The command's output and exit status (make says "Error N" for status N);
 # scripts/vm.sh documents the guest.

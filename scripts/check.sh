@@ -139,6 +139,9 @@ for arch in $ARCHES; do
 	if [ $ok = 1 ]; then
 		build_line "$arch" selftests "$TOP/scripts/build-selftests.sh" "$arch" || ok=0
 		build_line "$arch" perf "$TOP/scripts/build-perf.sh" "$arch" || ok=0
+		# pprof reads the export of perf data convert --to-pprof back
+		# (record_otel_tls_pprof); built before the arm64 initramfs
+		build_line "$arch" pprof "$TOP/scripts/build-pprof.sh" "$arch" || ok=0
 		# Without it the guest stage runs, less the ABI stress.
 		build_line "$arch" stress "$TOP/scripts/build-stress.sh" "$arch" || true
 	fi

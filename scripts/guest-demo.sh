@@ -66,5 +66,7 @@ if [ -x /usr/bin/perf ] && [ "$(/usr/bin/perf --version)" != "$(perf --version)"
 	/usr/bin/perf script -i /tmp/plain.data -F comm,tid,time,ip,sym 2>&1 | head -n 4
 	printf '$ /usr/bin/perf script -v -i /tmp/tls.data  # 272-byte attrs (--tls-user)\n'
 	/usr/bin/perf script -v -i /tmp/tls.data 2>&1 | grep -m 2 'ABI\|incompatible'
+	echo "(expected: a --tls-user recording has attrs that only the series' perf reads;"
+	echo " the plain recording above reads everywhere)"
 fi
 exit 0

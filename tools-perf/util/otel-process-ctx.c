@@ -19,7 +19,6 @@
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -100,8 +99,8 @@ int otel_process_ctxs__add(struct otel_process_ctxs *ctxs, struct otel_process_c
 	return 0;
 }
 
-const struct otel_process_ctx *otel_process_ctxs__find(const struct otel_process_ctxs *ctxs,
-							 pid_t pid)
+const struct otel_process_ctx *
+otel_process_ctxs__find(const struct otel_process_ctxs *ctxs, pid_t pid)
 {
 	struct otel_process_ctx *ctx;
 
@@ -205,7 +204,8 @@ static int pb__field(struct pb *pb, u32 *field, struct pb *sub)
 	if (pb__varint(pb, &key))
 		return -1;
 	*field = key >> 3;
-	sub->p = sub->end = NULL;
+	sub->p = NULL;
+	sub->end = NULL;
 	switch (key & 7) {
 	case 0:		/* varint */
 		return pb__varint(pb, &val);
@@ -363,11 +363,11 @@ static u64 otel_ctx__find_mapping(pid_t pid)
 	if (!fp)
 		return 0;
 	while (!start && getline(&line, &n, fp) > 0) {
-		u64 lo, hi;
+		unsigned long long lo, hi;
 		int pos = 0;
 		size_t i;
 
-		if (sscanf(line, "%" SCNx64 "-%" SCNx64 " %*s %*s %*s %*s %n",
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n",
 			   &lo, &hi, &pos) < 2 || !pos || hi - lo < OTEL_CTX_HEADER_SIZE)
 			continue;
 		for (i = 0; i < ARRAY_SIZE(names); i++)

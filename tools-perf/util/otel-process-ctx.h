@@ -34,8 +34,8 @@ struct otel_process_ctxs *otel_process_ctxs__new(void);
 void otel_process_ctxs__delete(struct otel_process_ctxs *ctxs);
 /* Takes @ctx, and replaces the context of the same process */
 int otel_process_ctxs__add(struct otel_process_ctxs *ctxs, struct otel_process_ctx *ctx);
-const struct otel_process_ctx *otel_process_ctxs__find(const struct otel_process_ctxs *ctxs,
-							 pid_t pid);
+const struct otel_process_ctx *
+otel_process_ctxs__find(const struct otel_process_ctxs *ctxs, pid_t pid);
 size_t otel_process_ctxs__nr(const struct otel_process_ctxs *ctxs);
 /* The contexts in the order of their pids */
 int otel_process_ctxs__for_each(const struct otel_process_ctxs *ctxs,

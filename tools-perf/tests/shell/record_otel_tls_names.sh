@@ -39,8 +39,8 @@ check_named() {
 		exit 1
 	fi
 	check_ids otel_exe $trace_id $span_id
-	named=$(grep -c "span_id=$span_id attrs: http.method=\"GET\" http.route=\"/api/v1/user\"\$" \
-		"$tmpdir/script.out")
+	want='attrs: http.method="GET" http.route="/api/v1/user"'
+	named=$(grep -c "span_id=$span_id $want\$" "$tmpdir/script.out")
 	if [ "$named" -eq 0 ]; then
 		grep -m 3 "trace_id=" "$tmpdir/script.out"
 		echo "FAIL ($1): perf script does not name the attributes"
