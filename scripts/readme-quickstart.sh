@@ -12,8 +12,8 @@ mapfile -t cmds < <(awk '/^## Quick start/ { on = 1; next }
 	on && /^## / { exit }
 	on && /^    [^ ]/ { sub(/^    /, ""); print }' "$TOP/README.md")
 [ ${#cmds[@]} -gt 0 ] || die "README.md has no command lines under '## Quick start'"
-for want in 'gcc ' 'make vm ' 'perf script ' 'perf report '; do
-	printf '%s\n' "${cmds[@]}" | grep -qF "$want" ||
+for want in 'gcc ' 'make vm ' 'perf script ' 'perf report ' '--to-pprof ' 'pprof -tags '; do
+	printf '%s\n' "${cmds[@]}" | grep -qF -e "$want" ||
 		die "the README's quick start has no '$want' command"
 done
 
@@ -27,7 +27,7 @@ mapfile -t spans < <(awk '/^[ \t]*span_enter\("/ { split($0, q, "\""); ids = q[2
 home=$(mktemp -d)
 trap 'rm -rf "$home"' EXIT
 # What the commands make, so that nothing left from before can pass.
-rm -f "$TOP/build/otel_spans" "$TOP/build/vm/x86_64/perf.data"
+rm -f "$TOP/build/otel_spans" "$TOP/build/vm/x86_64/perf.data" "$TOP/build/profile.pb.gz"
 n=0
 for cmd in "${cmds[@]}"; do
 	n=$((n + 1))
@@ -40,9 +40,10 @@ for cmd in "${cmds[@]}"; do
 	case $cmd in
 	*"perf script "*) script=$home/out.$n ;;
 	*"perf report "*) report=$home/out.$n ;;
+	*"pprof -tags "*) tags=$home/out.$n ;;
 	esac
 done
-sed 's/^/  /' "$script" "$report" >&2
+sed 's/^/  /' "$script" "$report" "$tags" >&2
 
 fail=0
 # perf script: the first samples with ids are the first span's.
@@ -59,6 +60,18 @@ for s in "${spans[@]}"; do
 		fail=1
 	else
 		log "perf report: $pct% of the samples in $func, trace_id=$trace span_id=$span"
+	fi
+done
+# pprof -tags: "  1.1s (72.76%): SPAN" under "span_id:", each span at least 5%
+for s in "${spans[@]}"; do
+	read -r trace span func <<< "$s"
+	pct=$(awk -v s="$span" '/^ *[a-z_]+: Total/ { key = $1 }
+		key == "span_id:" && $NF == s { gsub(/[(%):]/, "", $2); print int($2) }' "$tags")
+	if [ -z "$pct" ] || [ "$pct" -lt 5 ]; then
+		log "pprof -tags has no span_id $span with at least 5% of the time"
+		fail=1
+	else
+		log "pprof: $pct% of the time under span_id=$span"
 	fi
 done
 [ $fail = 0 ] || die "the README's quick start does not show what it says"
