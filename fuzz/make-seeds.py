@@ -15,7 +15,7 @@ os.makedirs(out, exist_ok=True)
 # samples (and deferred, AUX records) kept per seed, AUXTRACE bytes kept
 TRIM = dict(max_records=40, max_aux=2048)
 for kind in ("tls", "tlsdefer", "uevent", "defer", "defer.cpu0", "auxsample",
-             "auxtrace"):
+             "auxtrace", "otelctx"):
     pd = perfdata.PerfData(os.path.join(rec, kind + ".data"))
     n1 = pd.save(os.path.join(out, kind + ".data"), **TRIM)
     n2 = pd.save(os.path.join(out, kind + ".be.data"), swap=True, **TRIM)

@@ -37,13 +37,19 @@ HEADER_ATTR, FINISHED_ROUND, ID_INDEX, AUXTRACE_INFO, AUXTRACE, \
     AUXTRACE_ERROR, THREAD_MAP, CPU_MAP = 64, 68, 69, 70, 71, 72, 73, 74
 EVENT_UPDATE, TIME_CONV, FINISHED_INIT = 78, 79, 82
 
-# feature bits this converter can swap (what perf script needs)
+# feature bits this converter can swap (what perf script needs, and the
+# series' own)
 F_HOSTNAME, F_OSRELEASE, F_VERSION, F_ARCH, F_NRCPUS, F_CPUDESC, F_CPUID, \
     F_TOTAL_MEM, F_CMDLINE, F_EVENT_DESC = range(3, 13)
 F_PMU_MAPPINGS, F_SAMPLE_TIME, F_CLOCKID, F_CLOCK_DATA = 16, 21, 23, 29
+# the series' HEADER_OTEL_PROCESS_CTX (the last bit): u32 nr, then nr times
+# { u32 pid; u32 nr_keys; u64 published_at_ns; string schema_version;
+# string keys[nr_keys] }
+F_OTEL_PROCESS_CTX = 255
 KEEP_FEATURES = {F_HOSTNAME, F_OSRELEASE, F_VERSION, F_ARCH, F_NRCPUS,
                  F_CPUDESC, F_CPUID, F_TOTAL_MEM, F_CMDLINE, F_EVENT_DESC,
-                 F_PMU_MAPPINGS, F_SAMPLE_TIME, F_CLOCKID, F_CLOCK_DATA}
+                 F_PMU_MAPPINGS, F_SAMPLE_TIME, F_CLOCKID, F_CLOCK_DATA,
+                 F_OTEL_PROCESS_CTX}
 
 SW_AUX_AUXTRACE_TYPE = 0x53574158
 
@@ -442,6 +448,14 @@ class PerfData:
                 string()
                 for _ in range(nids):
                     w(8)
+        elif bit == F_OTEL_PROCESS_CTX:
+            for _ in range(w(4)):
+                w(4)
+                nr_keys = w(4)
+                w(8)
+                string()
+                for _ in range(nr_keys):
+                    string()
         return bytes(b)
 
     # -- writing ----------------------------------------------------------
