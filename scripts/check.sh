@@ -118,7 +118,7 @@ fi
 # seeds and a bounded share of mutants (22 s per record kind: 7 kinds, at most 3 min
 # in all) fed to the host perf built with ASan and UBSan; `make fuzz` is
 # the full run.  One line per record kind.
-fuzz_kinds="tls tlsdefer uevent deferred auxsample auxtrace attr"
+fuzz_kinds="tls tlsdefer uevent deferred auxsample auxtrace attr otelctx"
 if build_line noarch perf-asan "$TOP/fuzz/build-perf-asan.sh"; then
 	fuzz_check() {
 		python3 "$TOP/fuzz/fuzz.py" --perf "$BUILD/perf-asan/perf" --seconds 22 \

@@ -65,7 +65,7 @@ void otel_process_ctx__delete(struct otel_process_ctx *ctx)
 
 	if (!ctx)
 		return;
-	for (i = 0; i < ctx->nr_keys; i++)
+	for (i = 0; ctx->keys && i < ctx->nr_keys; i++)
 		free(ctx->keys[i]);
 	free(ctx->keys);
 	free(ctx->schema_version);
