@@ -105,6 +105,26 @@ case newcomer-guest-perf in *"$filter"*)
 	fi ;;
 esac
 
+# perf's own manual is the series' (perf help record has --tls-user, man
+# finds it too), perf report finds its tips, and --header-only names every
+# missing feature (no "(null)").
+case newcomer-perf-manual in *"$filter"*)
+	perf record -q -o /tmp/manual.data -e cpu-clock -- true > /dev/null 2>&1
+	why=
+	perf help record 2>&1 | grep -q -- --tls-user || why="perf help record has no --tls-user"
+	man perf-record 2>&1 | grep -q -- --tls-user || why="$why${why:+; }man perf-record has no --tls-user"
+	perf report -i /tmp/manual.data --stdio 2>&1 | grep -q "Cannot load tips.txt" &&
+		why="$why${why:+; }perf report cannot load tips.txt"
+	perf report -i /tmp/manual.data --header-only 2>&1 | grep -q "(null)" &&
+		why="$why${why:+; }perf report --header-only prints (null)"
+	if [ -z "$why" ]; then
+		result newcomer perf-manual pass
+	else
+		echo "$why"
+		result newcomer perf-manual fail
+	fi ;;
+esac
+
 for prog in "$SELFTESTS"/*; do
 	[ -f "$prog" ] && [ -x "$prog" ] || continue
 	case ${prog##*/} in *"$filter"*) run_kselftest "$prog" ;; esac
