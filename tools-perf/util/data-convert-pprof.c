@@ -338,6 +338,7 @@ struct convert_pprof {
 	struct pb		key;		/* the sample being encoded */
 	struct pb		msg;		/* a message in it */
 	struct pb		str;		/* a string being made UTF-8 */
+	u64			nr_timed;	/* samples with a time */
 	u64			first_time;
 	u64			last_time;
 	u64			nr_samples;
@@ -715,10 +716,14 @@ static int process_sample_event(const struct perf_tool *tool,
 	e->count++;
 	e->period += sample->period;
 
-	if (!c->nr_samples++ || sample->time < c->first_time)
-		c->first_time = sample->time;
-	if (sample->time > c->last_time)
-		c->last_time = sample->time;
+	c->nr_samples++;
+	/* A sample without PERF_SAMPLE_TIME has time -1 */
+	if (sample->time != (u64)-1) {
+		if (!c->nr_timed++ || sample->time < c->first_time)
+			c->first_time = sample->time;
+		if (sample->time > c->last_time)
+			c->last_time = sample->time;
+	}
 	ret = 0;
 	goto out;
 
@@ -845,7 +850,7 @@ static int pprof__encode(struct convert_pprof *c, struct pb *out)
 	}
 
 	/* The clock of the samples against the wall clock, when perf record said */
-	if (c->nr_samples && env->clock.enabled)
+	if (c->nr_timed && env->clock.enabled)
 		pb__uint(out, PROFILE_TIME_NANOS,
 			 env->clock.tod_ns + (c->first_time - env->clock.clockid_ns));
 	pb__uint(out, PROFILE_DURATION_NANOS, c->last_time - c->first_time);

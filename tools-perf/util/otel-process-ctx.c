@@ -27,7 +27,6 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <linux/zalloc.h>
-#include "debug.h"
 #include "hashmap.h"
 #include "otel-process-ctx.h"
 
@@ -231,6 +230,22 @@ static int pb__field(struct pb *pb, u32 *field, struct pb *sub)
 	}
 }
 
+/*
+ * A key name or schema perf prints as it is: printable ASCII but '"', '\\'
+ * and '=', and UTF-8 bytes from 0x80 up.  A hostile process or file cannot
+ * put control characters into perf's output this way.
+ */
+bool otel_process_ctx__name_ok(const char *name)
+{
+	const unsigned char *c;
+
+	for (c = (const unsigned char *)name; *c; c++) {
+		if (*c <= ' ' || *c == 0x7f || *c == '"' || *c == '\\' || *c == '=')
+			return false;
+	}
+	return true;
+}
+
 /* AnyValue.string_value (1) of @val, or NULL: a copy, NUL-terminated */
 static char *pb__any_string(struct pb val)
 {
@@ -272,7 +287,11 @@ static int otel_ctx__key_map(struct otel_process_ctx *ctx, struct pb val)
 			break;
 		if (field != 1 || !sub.p)
 			continue;
-		keys[nr] = pb__any_string(sub) ?: strdup("");
+		keys[nr] = pb__any_string(sub);
+		if (keys[nr] && !otel_process_ctx__name_ok(keys[nr]))
+			zfree(&keys[nr]);
+		if (!keys[nr])
+			keys[nr] = strdup("");
 		if (!keys[nr])
 			break;
 		nr++;
@@ -310,6 +329,8 @@ static int otel_ctx__key_value(struct otel_process_ctx *ctx, struct pb kv)
 	if (len == strlen(schema) && !memcmp(key.p, schema, len)) {
 		free(ctx->schema_version);
 		ctx->schema_version = pb__any_string(val);
+		if (ctx->schema_version && !otel_process_ctx__name_ok(ctx->schema_version))
+			zfree(&ctx->schema_version);
 	}
 	return 0;
 }
@@ -347,36 +368,79 @@ int otel_process_ctx__decode(struct otel_process_ctx *ctx, const u8 *payload, si
 	return otel_ctx__scan(ctx, msg, 0);
 }
 
-/* The start of the mapping named OTEL_CTX in /proc/PID/maps, or 0 */
-static u64 otel_ctx__find_mapping(pid_t pid)
+/*
+ * The mappings of a process that perf reads: the one named OTEL_CTX, and
+ * those a payload may be in.  A payload is read only from memory that no
+ * file backs (anonymous, heap, stack, shared memory, memfd), so that a
+ * read of /proc/PID/mem never waits for a file system.
+ */
+struct otel_ctx_maps {
+	u64	ctx;		/* start of the OTEL_CTX mapping, 0: none */
+	u64	(*mem)[2];	/* [start, end) of memory without a file */
+	size_t	nr, alloc;
+};
+
+static bool otel_ctx__fileless(const char *name)
+{
+	return !*name || *name == '\n' || *name == '[' || strstarts(name, "/memfd:") ||
+	       strstarts(name, "/dev/zero") || strstarts(name, "/SYSV");
+}
+
+static int otel_ctx__read_maps(pid_t pid, struct otel_ctx_maps *maps)
 {
 	static const char * const names[] = {
 		"[anon:OTEL_CTX]", "[anon_shmem:OTEL_CTX]", "/memfd:OTEL_CTX",
 	};
 	char path[64], *line = NULL;
 	size_t n = 0;
-	u64 start = 0;
 	FILE *fp;
 
 	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
-	fp = fopen(path, "r");
+	fp = fopen(path, "re");
 	if (!fp)
-		return 0;
-	while (!start && getline(&line, &n, fp) > 0) {
+		return -errno;
+	while (getline(&line, &n, fp) > 0) {
 		unsigned long long lo, hi;
 		int pos = 0;
 		size_t i;
 
-		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n",
-			   &lo, &hi, &pos) < 2 || !pos || hi - lo < OTEL_CTX_HEADER_SIZE)
+		if (sscanf(line, "%llx-%llx %*s %*s %*s %*s %n", &lo, &hi, &pos) < 2 || !pos)
 			continue;
-		for (i = 0; i < ARRAY_SIZE(names); i++)
-			if (strstarts(line + pos, names[i]))
-				start = lo;
+		for (i = 0; i < ARRAY_SIZE(names); i++) {
+			if (!maps->ctx && strstarts(line + pos, names[i]) &&
+			    hi - lo >= OTEL_CTX_HEADER_SIZE)
+				maps->ctx = lo;
+		}
+		if (!otel_ctx__fileless(line + pos))
+			continue;
+		if (maps->nr == maps->alloc) {
+			size_t alloc = maps->alloc ? 2 * maps->alloc : 64;
+			void *mem = realloc(maps->mem, alloc * sizeof(*maps->mem));
+
+			if (!mem)
+				break;
+			maps->mem = mem;
+			maps->alloc = alloc;
+		}
+		maps->mem[maps->nr][0] = lo;
+		maps->mem[maps->nr][1] = hi;
+		maps->nr++;
 	}
 	free(line);
 	fclose(fp);
-	return start;
+	return 0;
+}
+
+/* [@addr, @addr + @size) lies in one mapping without a file */
+static bool otel_ctx__readable(const struct otel_ctx_maps *maps, u64 addr, u64 size)
+{
+	size_t i;
+
+	for (i = 0; i < maps->nr; i++) {
+		if (addr >= maps->mem[i][0] && addr < maps->mem[i][1])
+			return size <= maps->mem[i][1] - addr;
+	}
+	return false;
 }
 
 struct otel_ctx_header {
@@ -400,30 +464,33 @@ static int otel_ctx__read_header(int fd, u64 addr, struct otel_ctx_header *hdr)
 int otel_process_ctxs__read(struct otel_process_ctxs *ctxs, pid_t pid)
 {
 	const struct otel_process_ctx *known = otel_process_ctxs__find(ctxs, pid);
+	struct otel_ctx_maps maps = { .ctx = 0 };
 	struct otel_ctx_header hdr, again;
 	struct otel_process_ctx *ctx;
 	u8 *payload = NULL;
-	int fd, tries, err = 0;
+	int fd = -1, tries, err;
 	char path[64];
-	u64 addr;
 
-	addr = otel_ctx__find_mapping(pid);
-	if (!addr)
-		return 0;
+	err = otel_ctx__read_maps(pid, &maps);
+	if (err || !maps.ctx)
+		goto out;
 	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDONLY);
-	if (fd < 0)
-		return -errno;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		err = -errno;
+		goto out;
+	}
 
 	/* A context the process updates while perf reads it is read again */
 	for (tries = 0; tries < 3; tries++) {
-		if (otel_ctx__read_header(fd, addr, &hdr))
+		if (otel_ctx__read_header(fd, maps.ctx, &hdr))
 			goto out;
 		if (known && known->published_at_ns == hdr.published_at_ns) {
 			err = 1;
 			goto out;
 		}
-		if (hdr.payload_size > OTEL_CTX_MAX_PAYLOAD)
+		if (hdr.payload_size > OTEL_CTX_MAX_PAYLOAD ||
+		    !otel_ctx__readable(&maps, hdr.payload, hdr.payload_size))
 			goto out;
 		free(payload);
 		payload = malloc(hdr.payload_size ?: 1);
@@ -433,7 +500,7 @@ int otel_process_ctxs__read(struct otel_process_ctxs *ctxs, pid_t pid)
 		}
 		if (pread(fd, payload, hdr.payload_size, hdr.payload) != hdr.payload_size)
 			goto out;
-		if (!otel_ctx__read_header(fd, addr, &again) &&
+		if (!otel_ctx__read_header(fd, maps.ctx, &again) &&
 		    again.published_at_ns == hdr.published_at_ns &&
 		    again.payload == hdr.payload && again.payload_size == hdr.payload_size)
 			break;
@@ -450,8 +517,8 @@ int otel_process_ctxs__read(struct otel_process_ctxs *ctxs, pid_t pid)
 	ctx->published_at_ns = hdr.published_at_ns;
 	err = otel_process_ctx__decode(ctx, payload, hdr.payload_size);
 	if (err < 0 || (!ctx->nr_keys && !ctx->schema_version)) {
-		pr_debug("otel: pid %d: no thread context keys in its process context\n", pid);
 		otel_process_ctx__delete(ctx);
+		err = err == -ENOMEM ? err : 0;
 		goto out;
 	}
 	err = otel_process_ctxs__add(ctxs, ctx);
@@ -459,11 +526,13 @@ int otel_process_ctxs__read(struct otel_process_ctxs *ctxs, pid_t pid)
 		err = 1;
 out:
 	free(payload);
-	close(fd);
+	free(maps.mem);
+	if (fd >= 0)
+		close(fd);
 	return err;
 }
 
-/* The key names of @ctx, with their indexes; a non-printable byte as \xNN */
+/* The key names of @ctx, with their indexes */
 size_t otel_process_ctx__fprintf(const struct otel_process_ctx *ctx, FILE *fp)
 {
 	size_t printed;
@@ -471,16 +540,7 @@ size_t otel_process_ctx__fprintf(const struct otel_process_ctx *ctx, FILE *fp)
 
 	printed = fprintf(fp, "pid %d, schema %s:", ctx->pid,
 			  ctx->schema_version ?: "(none)");
-	for (i = 0; i < ctx->nr_keys; i++) {
-		const char *c;
-
-		printed += fprintf(fp, " %u=", i);
-		for (c = ctx->keys[i]; *c; c++) {
-			if ((u8)*c < 0x20 || *c == 0x7f)
-				printed += fprintf(fp, "\\x%02x", (u8)*c);
-			else
-				printed += fprintf(fp, "%c", *c);
-		}
-	}
+	for (i = 0; i < ctx->nr_keys; i++)
+		printed += fprintf(fp, " %u=%s", i, ctx->keys[i]);
 	return printed;
 }

@@ -2,6 +2,7 @@
 #ifndef __PERF_OTEL_PROCESS_CTX_H
 #define __PERF_OTEL_PROCESS_CTX_H
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <sys/types.h>
 #include <linux/types.h>
@@ -19,6 +20,7 @@
 #define OTEL_CTX_MAX_PAYLOAD	65536	/* a larger payload is not read */
 #define OTEL_CTX_MAX_KEYS	256	/* a key index is a u8 */
 #define OTEL_CTX_MAX_STRING	1024	/* a longer name is kept empty */
+#define OTEL_CTX_MAX_SECTION	(64 << 20)	/* HEADER_OTEL_PROCESS_CTX, in bytes */
 
 struct otel_process_ctx {
 	pid_t	pid;
@@ -50,5 +52,7 @@ int otel_process_ctx__index(const struct otel_process_ctx *ctx, const char *name
 int otel_process_ctx__decode(struct otel_process_ctx *ctx, const u8 *payload, size_t size);
 void otel_process_ctx__delete(struct otel_process_ctx *ctx);
 size_t otel_process_ctx__fprintf(const struct otel_process_ctx *ctx, FILE *fp);
+/* A name perf prints as it is */
+bool otel_process_ctx__name_ok(const char *name);
 
 #endif /* __PERF_OTEL_PROCESS_CTX_H */

@@ -10,7 +10,9 @@
  *
  * With OTEL_APP_KEYS=NAME,NAME... in the environment, the program first
  * publishes its process context, naming the attribute keys 0, 1, ...; a
- * memfd mapping, or an anonymous one with OTEL_APP_CTX=anon.
+ * memfd mapping, or an anonymous one with OTEL_APP_CTX=anon; with
+ * OTEL_APP_KEYS_LATER=NAME,... too, it updates the context to those names
+ * half a second in.
  *
  * Built with OTEL_APP_OWN_TLS, the program has TLS of its own and reads
  * otel_thread_ctx_v1 itself, as a program that includes the writer's header
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include "otel_writer.h"
 
@@ -78,8 +81,18 @@ static int publish_keys(const char *list)
 	}
 }
 
+static double seconds(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
 int main(int argc, char **argv)
 {
+	const char *later = getenv("OTEL_APP_KEYS_LATER");
+	double start = seconds();
 	uint8_t trace_id[16], span_id[8], attrs[OTEL_ATTRS_MAX];
 	size_t attrs_size = 0;
 	unsigned long spins = 0;
@@ -111,6 +124,11 @@ int main(int argc, char **argv)
 	alarm(atoi(argv[1]));
 	while (!READ_ONCE(done)) {
 		spins++;
+		if (later && !(spins & 0xfffff) && seconds() - start >= 0.5) {
+			if (publish_keys(later))
+				return 1;
+			later = NULL;
+		}
 #ifdef OTEL_APP_OWN_TLS
 		app_counter += app_tls[spins % sizeof(app_tls)];
 #endif

@@ -166,6 +166,8 @@ int otel_writer_publish_process(const char *const *keys, int nr_keys, int anon)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	memcpy(hdr->signature, "OTEL_CTX", 8);
 	/* Named for readers; fails on kernels without CONFIG_ANON_VMA_NAME */
-	return prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)hdr, OTEL_CTX_MAP_SIZE,
-		     (unsigned long)"OTEL_CTX") ? 1 : 0;
+	if (prctl(PR_SET_VMA, PR_SET_VMA_ANON_NAME, (unsigned long)hdr, OTEL_CTX_MAP_SIZE,
+		  (unsigned long)"OTEL_CTX"))
+		return anon ? 1 : 0;	/* a memfd is named by its file */
+	return 0;
 }

@@ -9,8 +9,9 @@
 # keeps the names in the file: perf report --header-only lists them, perf
 # script prints the attributes by name, and perf report sorts by
 # otel.http.route and otel.http.method with as many samples as perf script
-# shows with the planted values.  A process without a process context keeps
-# the key indexes, and otel.1 sorts by index.
+# shows with the planted values.  A context updated while perf records is
+# read again, and the update names the keys.  A process without a process
+# context keeps the key indexes, and otel.1 sorts by index.
 # lib/otel_tls.sh sets the test up and says where the programs come from.
 
 trace_id=4bf92f3577b34da6a3ce929d0e0e4736
@@ -73,6 +74,27 @@ if grep -q "the kernel did not name the mapping" "$tmpdir/record.log"; then
 else
 	check_named anon
 fi
+
+# An update half a second in (OTEP 4719's updating protocol): perf reads
+# the context again every second, and the update names the keys
+OTEL_APP_KEYS=http.method,http.route OTEL_APP_KEYS_LATER=verb,route \
+perf record -o "$data" -e cpu-clock -c 1000000 --tls-user=otel,size=64 \
+	-- "$bindir/otel_exe" 2 $trace_id $span_id $attrs > "$tmpdir/record.log" 2>&1 ||
+	record_failed --tls-user=otel,size=64 -- otel_exe with OTEL_APP_KEYS_LATER
+perf report -i "$data" --header-only > "$tmpdir/header.out" 2>&1
+if ! grep -q "^#   pid [0-9]*, schema tlsdesc_v1_dev: 0=verb 1=route\$" "$tmpdir/header.out"; then
+	grep -A3 "OpenTelemetry" "$tmpdir/header.out"
+	echo "FAIL: the updated process context is not the one kept"
+	exit 1
+fi
+check_ids otel_exe $trace_id $span_id
+want='attrs: verb="GET" route="/api/v1/user"'
+if ! grep -q "span_id=$span_id $want\$" "$tmpdir/script.out"; then
+	grep -m 3 "trace_id=" "$tmpdir/script.out"
+	echo "FAIL: perf script does not name the attributes by the updated context"
+	exit 1
+fi
+echo "update: the updated context names the keys"
 
 # No process context: the indexes, and otel.1 by index
 perf record -o "$data" -e cpu-clock -c 1000000 --tls-user=otel,size=64 \
