@@ -42,8 +42,11 @@ record_failed() {
 # others are taken before the writer publishes the context), and none other
 check_ids() {
 	comm=$1 trace=$2 span=$3
-	if ! perf script -i "$data" -F comm,tid,tls > "$tmpdir/script.out" 2>&1; then
-		cat "$tmpdir/script.out"
+	# stderr apart: a warning written between two buffers of stdout would
+	# cut a sample's line
+	if ! perf script -i "$data" -F comm,tid,tls > "$tmpdir/script.out" \
+			2> "$tmpdir/script.err"; then
+		cat "$tmpdir/script.out" "$tmpdir/script.err"
 		echo "FAIL: perf script"
 		exit 1
 	fi
