@@ -50,29 +50,25 @@ fail=0
 read -r trace span func <<< "${spans[0]}"
 grep -q "trace_id=$trace span_id=$span" "$script" || {
 	log "perf script shows no sample with trace_id=$trace span_id=$span"; fail=1; }
-for s in "${spans[@]}"; do
-	read -r trace span func <<< "$s"
-	# "  70.01%  TRACE  SPAN  [.] FUNC": at least 5% of the samples.
-	pct=$(awk -v t="$trace" -v s="$span" -v f="$func" \
-		'$2 == t && $3 == s && $5 == f { sub(/%/, "", $1); print int($1) }' "$report")
-	if [ -z "$pct" ] || [ "$pct" -lt 5 ]; then
-		log "perf report has no line of at least 5% for trace_id=$trace span_id=$span in $func"
+# A share of at least 5%, or a failure: PCT WHAT
+share() {
+	if [ -z "$1" ] || [ "$1" -lt 5 ]; then
+		log "less than 5% (${1:-none}): $2"
 		fail=1
 	else
-		log "perf report: $pct% of the samples in $func, trace_id=$trace span_id=$span"
+		log "$1% $2"
 	fi
-done
-# pprof -tags: "  1.1s (72.76%): SPAN" under "span_id:", each span at least 5%
+}
 for s in "${spans[@]}"; do
 	read -r trace span func <<< "$s"
-	pct=$(awk -v s="$span" '/^ *[a-z_]+: Total/ { key = $1 }
-		key == "span_id:" && $NF == s { gsub(/[(%):]/, "", $2); print int($2) }' "$tags")
-	if [ -z "$pct" ] || [ "$pct" -lt 5 ]; then
-		log "pprof -tags has no span_id $span with at least 5% of the time"
-		fail=1
-	else
-		log "pprof: $pct% of the time under span_id=$span"
-	fi
+	# perf report: "  70.01%  TRACE  SPAN  [.] FUNC"
+	share "$(awk -v t="$trace" -v s="$span" -v f="$func" \
+		'$2 == t && $3 == s && $5 == f { sub(/%/, "", $1); print int($1) }' "$report")" \
+		"of perf report's samples in $func, trace_id=$trace span_id=$span"
+	# pprof -tags: "  1.1s (72.76%): SPAN" under "span_id:"
+	share "$(awk -v s="$span" '/^ *[a-z_]+: Total/ { key = $1 }
+		key == "span_id:" && $NF == s { gsub(/[(%):]/, "", $2); print int($2) }' "$tags")" \
+		"of pprof's time under span_id=$span"
 done
 [ $fail = 0 ] || die "the README's quick start does not show what it says"
 log "the README's quick start works as written (${#cmds[@]} commands)"
