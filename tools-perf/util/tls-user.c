@@ -898,7 +898,7 @@ int otel_attrs__value(const struct tls_dump *tls, const struct otel_attrs *attrs
 static size_t tls_user__fprintf_attrs(const struct tls_dump *tls, u16 flags,
 				      const struct otel_process_ctx *ctx, FILE *fp)
 {
-	char value[4 * 255 + 1];
+	char value[OTEL_VALUE_SIZE];
 	struct otel_attrs attrs;
 	size_t printed;
 	unsigned int key;

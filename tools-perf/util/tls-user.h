@@ -38,11 +38,11 @@ struct tls_user_opts {
 #define OTEL_RECORD_MIN_SIZE	28
 #define OTEL_ATTRS_SIZE_OFFSET	26	/* u16 attrs_data_size, native endian */
 #define OTEL_ATTRS_OFFSET	28	/* {u8 key_index; u8 length; u8 value[length]}... */
+/* An attribute value as perf prints it: at most 255 bytes, each at most "\xNN" */
+#define OTEL_VALUE_SIZE		(4 * 255 + 1)
 
 /* perf report --sort otel.NAME: at most this many such keys */
 #define OTEL_SORT_KEYS_MAX	8
-/* A value as a sort key shows it: at most 255 bytes, each at most "\xNN" */
-#define OTEL_VALUE_SIZE		(4 * 255 + 1)
 
 /* The ids of an OpenTelemetry thread context, for perf report's sort keys */
 struct otel_ids {
